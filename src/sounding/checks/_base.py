@@ -1,0 +1,123 @@
+"""What every check shares: its result, the evidence it reads, the context it runs in."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sounding.record import RunRecord
+
+
+class Status(StrEnum):
+    """The four outcomes of a check, never conflated, and `skipped` for a check not run."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    UNJUDGED = "unjudged"
+    SKIPPED = "skipped"
+
+
+class CheckResult(BaseModel):
+    """What one check found. `score` is in [0, 1]; it means nothing unless judged."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    status: Status
+    score: float = Field(default=0.0, ge=0.0, le=1.0)
+    reason: str = ""
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def judged(self) -> bool:
+        return self.status in (Status.PASSED, Status.FAILED)
+
+    @classmethod
+    def passed(cls, reason: str = "", score: float = 1.0, **details: Any) -> CheckResult:
+        return cls(status=Status.PASSED, score=score, reason=reason, details=details)
+
+    @classmethod
+    def failed(cls, reason: str, score: float = 0.0, **details: Any) -> CheckResult:
+        return cls(status=Status.FAILED, score=score, reason=reason, details=details)
+
+    @classmethod
+    def verdict(cls, ok: bool, reason: str, **details: Any) -> CheckResult:
+        """Pass or fail a yes/no check; the reason is kept either way."""
+        return cls.passed(reason, **details) if ok else cls.failed(reason, **details)
+
+    @classmethod
+    def error(cls, reason: str, **details: Any) -> CheckResult:
+        return cls(status=Status.ERROR, reason=reason, details=details)
+
+    @classmethod
+    def unjudged(cls, reason: str, **details: Any) -> CheckResult:
+        return cls(status=Status.UNJUDGED, reason=reason, details=details)
+
+    @classmethod
+    def skipped(cls, reason: str) -> CheckResult:
+        return cls(status=Status.SKIPPED, reason=reason)
+
+
+class Params(BaseModel):
+    """Base of every check's parameters: unknown keys are refused when the suite loads."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NoParams(Params):
+    """For checks that take nothing (`no_error: true`)."""
+
+
+@dataclass(frozen=True)
+class ServiceEvidence:
+    """What a service left for the checks: how to reach it now, and what it recorded.
+
+    `url` is None when the service is gone (a server database dropped after the run);
+    checks that need it then report `unjudged`, never `failed`.
+    """
+
+    name: str
+    type: str
+    url: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything a check may read about one trial. Checks never change any of it."""
+
+    record: RunRecord
+    workspace: Path | None = None
+    touched: frozenset[str] | None = None
+    artefacts: frozenset[str] = frozenset()
+    diff: str | None = None
+    stdout: str = ""
+    stderr: str = ""
+    services: Mapping[str, ServiceEvidence] = field(default_factory=dict)
+    scenario_id: str = ""
+    trial: int = 0
+    cell: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Judge(Protocol):
+    """The judge model as checks see it (see `sounding.judge`)."""
+
+    def verdict(self, request: Any) -> Any: ...
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """How a check runs: its evidence, its name in the case, its time limit, the suite."""
+
+    evidence: Evidence
+    name: str = ""
+    timeout: float = 30.0
+    suite_dir: Path | None = None
+    judge: Judge | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)

@@ -1,0 +1,117 @@
+"""One registry resolves every check name: invariant checks, assertions and rules alike."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Generic, TypeVar
+
+from pydantic import ValidationError
+
+from sounding.checks._base import CheckContext, CheckResult, Params
+
+P = TypeVar("P", bound=Params)
+CheckFunction = Callable[[P, CheckContext], CheckResult]
+
+
+class Role(StrEnum):
+    """Where a check type may stand in a case file."""
+
+    CHECK = "check"  # an invariant's `check:` and an `expect:` / `leads:` entry
+    FORBIDDEN = "forbidden"  # a key of `forbidden:`
+
+
+class UnknownCheckError(LookupError):
+    """A check name that no family registered; says what is known and the closest name."""
+
+    def __init__(self, name: str, role: Role, known: list[str]) -> None:
+        self.name, self.role, self.known = name, role, known
+        close = difflib.get_close_matches(name, known, n=1)
+        self.closest = close[0] if close else None
+        hint = f"; did you mean '{self.closest}'?" if self.closest else ""
+        kind = "check type" if role is Role.CHECK else "forbidden rule"
+        super().__init__(f"unknown {kind} '{name}'{hint} (known: {', '.join(known)})")
+
+
+@dataclass(frozen=True)
+class CheckType(Generic[P]):
+    """A registered check: its name, its params model, and the function that measures."""
+
+    name: str
+    params: type[P]
+    function: CheckFunction[P]
+    family: str
+    role: Role
+    shorthand: str | None
+    summary: str
+
+    def parse(self, raw: Any) -> P:
+        """Validate raw params; a scalar goes to the `shorthand` field (`final_answer_contains: x`)."""
+        if not isinstance(raw, Mapping):
+            if self.shorthand is None:
+                if raw is True or raw is None:
+                    raw = {}
+                else:
+                    raise ValidationError.from_exception_data(
+                        self.params.__name__,
+                        [{"type": "dict_type", "loc": (), "input": raw}],
+                    )
+            else:
+                raw = {self.shorthand: raw}
+        return self.params.model_validate(raw)
+
+    def run(self, params: P, context: CheckContext) -> CheckResult:
+        return self.function(params, context)
+
+
+class Registry:
+    """The one place check names resolve. Families register with `@registry.check(...)`."""
+
+    def __init__(self) -> None:
+        self._types: dict[tuple[Role, str], CheckType[Any]] = {}
+
+    def check(
+        self,
+        name: str,
+        params: type[P],
+        *,
+        family: str,
+        role: Role = Role.CHECK,
+        shorthand: str | None = None,
+    ) -> Callable[[CheckFunction[P]], CheckFunction[P]]:
+        """Register a check function under `name`; a second registration is refused."""
+
+        def register(function: CheckFunction[P]) -> CheckFunction[P]:
+            key = (role, name)
+            if key in self._types:
+                raise ValueError(f"check '{name}' is registered twice")
+            if shorthand is not None and shorthand not in params.model_fields:
+                raise ValueError(f"check '{name}': shorthand '{shorthand}' is not a param")
+            summary = (function.__doc__ or "").strip().splitlines()[0:1]
+            self._types[key] = CheckType(
+                name, params, function, family, role, shorthand, "".join(summary)
+            )
+            return function
+
+        return register
+
+    def get(self, name: str, role: Role = Role.CHECK) -> CheckType[Any]:
+        try:
+            return self._types[(role, name)]
+        except KeyError:
+            raise UnknownCheckError(name, role, self.names(role)) from None
+
+    def names(self, role: Role = Role.CHECK) -> list[str]:
+        return sorted(n for r, n in self._types if r is role)
+
+    def __iter__(self) -> Iterator[CheckType[Any]]:
+        return iter(sorted(self._types.values(), key=lambda t: (t.role, t.name)))
+
+    def __contains__(self, name: object) -> bool:
+        return any(n == name for _, n in self._types)
+
+
+registry = Registry()
+"""The registry every family registers into and every case file resolves against."""

@@ -1,0 +1,127 @@
+"""One trial's verdict: composite score, gates, forbidden rules, expect assertions."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from sounding.checks import CheckResult, Status
+
+
+class Kind(StrEnum):
+    """What a measured item is in the case: it decides how it weighs on the verdict."""
+
+    INVARIANT = "invariant"  # weighted into the composite; a gate forces 0 when it fails
+    EXPECT = "expect"  # an assertion: the trial fails if any fails, no partial credit
+    FORBIDDEN = "forbidden"  # a rule on the trajectory: a violation forces the composite to 0
+    LEAD = "lead"  # a cheap text check: reported as a lead, never changes the verdict
+
+
+class TrialVerdict(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+
+
+class Measured(BaseModel):
+    """One check as it stood in the case, with what it found."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    kind: Kind
+    type: str
+    result: CheckResult
+    weight: float = 1.0
+    gate: bool = False
+
+    @property
+    def blocking(self) -> bool:
+        """Whether failing this item fails the trial whatever the others say."""
+        return self.kind in (Kind.EXPECT, Kind.FORBIDDEN) or self.gate
+
+    def describe(self) -> str:
+        return f"{self.kind.value} {self.name}: {self.result.reason or self.result.status.value}"
+
+
+class TrialScore(BaseModel):
+    """The verdict of one trial and how it was reached."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    verdict: TrialVerdict
+    composite: float | None
+    threshold: float
+    reason: str = ""
+    checks: list[Measured]
+
+    @property
+    def leads(self) -> list[Measured]:
+        return [m for m in self.checks if m.kind is Kind.LEAD and m.result.status is Status.FAILED]
+
+
+def composite(items: list[Measured]) -> float | None:
+    """Σ weight·score / Σ weight over the judged invariants; 0 when a gate or rule failed.
+
+    None when nothing weighed could be judged. With no invariants at all, 1.0.
+    """
+    if any(m.blocking and m.kind is not Kind.EXPECT and _failed(m) for m in items):
+        return 0.0
+    weighed = [m for m in items if m.kind is Kind.INVARIANT]
+    judged = [m for m in weighed if m.result.judged]
+    if not weighed:
+        return 1.0
+    total = sum(m.weight for m in judged)
+    if total == 0:
+        return None if not judged else 1.0
+    return sum(m.weight * m.result.score for m in judged) / total
+
+
+def score_trial(items: list[Measured], threshold: float) -> TrialScore:
+    """The trial verdict: error when an error (or an unmeasured blocker) leaves it open."""
+    counted = [m for m in items if m.kind is not Kind.LEAD]
+    value = composite(counted)
+    failures = [m for m in counted if _failed(m)]
+    errors = [m for m in counted if m.result.status is Status.ERROR]
+    unmeasured = [m for m in counted if m.blocking and m.result.status is Status.UNJUDGED]
+    if errors:
+        verdict, reason = TrialVerdict.ERROR, errors[0].describe()
+    elif _fails_whatever_is_open(counted, threshold):
+        verdict, reason = TrialVerdict.FAIL, _first_failure(failures, value, threshold)
+    elif unmeasured:
+        verdict, reason = TrialVerdict.ERROR, unmeasured[0].describe()
+    elif value is None:
+        verdict, reason = TrialVerdict.ERROR, "no invariant could be judged"
+    elif value < threshold:
+        verdict, reason = TrialVerdict.FAIL, _first_failure(failures, value, threshold)
+    else:
+        verdict, reason = TrialVerdict.PASS, ""
+    return TrialScore(
+        verdict=verdict, composite=value, threshold=threshold, reason=reason, checks=list(items)
+    )
+
+
+def _failed(m: Measured) -> bool:
+    """A gate that did not pass is its own `passed` false (for a judge: under its threshold)."""
+    return m.result.status is Status.FAILED
+
+
+def _fails_whatever_is_open(items: list[Measured], threshold: float) -> bool:
+    """True when the judged items already fail the trial, however the open ones turn out."""
+    if any(m.blocking and _failed(m) for m in items):
+        return True
+    best = [
+        m if m.result.judged else m.model_copy(update={"result": CheckResult.passed()})
+        for m in items
+    ]
+    best_value = composite(best)
+    return best_value is not None and best_value < threshold
+
+
+def _first_failure(failures: list[Measured], value: float | None, threshold: float) -> str:
+    ordered = sorted(failures, key=lambda m: (not m.blocking, m.kind is Kind.INVARIANT))
+    if ordered:
+        return ordered[0].describe()
+    shown = "none" if value is None else f"{value:.2f}"
+    return f"composite {shown} is under the pass threshold {threshold:.2f}"

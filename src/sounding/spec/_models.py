@@ -1,0 +1,103 @@
+"""The resolved shape of a case file: what the loader hands to the runner and the scorer.
+
+These models are the contract between `sounding.spec` and everything after it. Raw YAML or
+TOML is validated into them by `sounding.spec.load_case`; nothing else builds them from
+user input.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sounding.checks import CheckType, Params, registry
+from sounding.checks import Role as CheckRole
+from sounding.scoring import Aggregation
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+
+class CheckSpec(_Frozen):
+    """A check type resolved against the registry, with its validated params."""
+
+    type: str
+    params: Params
+    role: CheckRole = CheckRole.CHECK
+    line: int | None = None
+
+    @property
+    def check_type(self) -> CheckType[Any]:
+        return registry.get(self.type, self.role)
+
+
+class Invariant(_Frozen):
+    name: str
+    description: str
+    weight: float = Field(default=1.0, ge=0.0)
+    gate: bool = False
+    check: CheckSpec
+
+
+class Assertion(_Frozen):
+    """An `expect:` or `leads:` entry; `name` reads like `expect[2] tool_called`."""
+
+    name: str
+    check: CheckSpec
+
+
+class Scoring(_Frozen):
+    pass_threshold: float = Field(default=1.0, ge=0.0, le=1.0)
+    replica_aggregation: Aggregation = Aggregation.ALL
+    k: int | None = Field(default=None, ge=1)
+
+
+class Workspace(_Frozen):
+    """Where a trial's workspace comes from, relative to the suite's folder."""
+
+    fixture: str | None = None
+    repo: str | None = None
+    ref: str | None = None
+    given: dict[str, str] = Field(default_factory=dict)
+    artefacts: list[str] = Field(default_factory=list)
+
+
+class Scenario(_Frozen):
+    """One task and what to check, with case-level defaults already merged in."""
+
+    id: str
+    user: list[str]
+    trials: int = Field(default=1, ge=1)
+    timeout: float = Field(default=600.0, gt=0)
+    check_timeout: float = Field(default=30.0, gt=0)
+    invariants: list[Invariant] = Field(default_factory=list)
+    expect: list[Assertion] = Field(default_factory=list)
+    leads: list[Assertion] = Field(default_factory=list)
+    forbidden: list[Assertion] = Field(default_factory=list)
+    scoring: Scoring = Field(default_factory=Scoring)
+    workspace: Workspace = Field(default_factory=Workspace)
+    test_command: str | None = None
+    prepare: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    line: int | None = None
+
+
+class Case(_Frozen):
+    """One case file: scenarios that share defaults, services and a workspace."""
+
+    path: Path
+    name: str
+    version: int = 1
+    scenarios: list[Scenario]
+    services: list[dict[str, Any]] = Field(default_factory=list)
+    validators: list[dict[str, Any]] = Field(default_factory=list)
+
+    def scenario(self, scenario_id: str) -> Scenario:
+        for scenario in self.scenarios:
+            if scenario.id == scenario_id:
+                return scenario
+        known = ", ".join(s.id for s in self.scenarios)
+        raise KeyError(f"{self.path}: no scenario '{scenario_id}' (scenarios: {known})")
