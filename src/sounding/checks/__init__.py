@@ -1,5 +1,14 @@
 """Checks: one registry, one module per family. Importing this package registers them all."""
 
+# Families register their check types on import (docs/checks.md lists them all).
+from sounding.checks import _command as _command
+from sounding.checks import _custom as _custom
+from sounding.checks import _files as _files
+from sounding.checks import _forbidden as _forbidden
+from sounding.checks import _grader as _grader
+from sounding.checks import _judge as _judge
+from sounding.checks import _support as _support
+from sounding.checks import _trace as _trace
 from sounding.checks._base import (
     CheckContext,
     CheckResult,

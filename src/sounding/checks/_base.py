@@ -6,11 +6,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from sounding.record import RunRecord
+
+if TYPE_CHECKING:
+    from sounding.judge import Verdict, VerdictRequest
 
 
 class Status(StrEnum):
@@ -106,9 +109,15 @@ class Evidence:
 
 
 class Judge(Protocol):
-    """The judge model as checks see it (see `sounding.judge`)."""
+    """The judge model as checks see it; `sounding.judge.JudgeClient` is the real one."""
 
-    def verdict(self, request: Any) -> Any: ...
+    def verdict(self, request: VerdictRequest) -> Verdict:
+        """One forced call of the request's verdict tool; JudgeError when none comes back."""
+        ...
+
+    def text(self, prompt: str) -> str:
+        """A plain-text answer to `prompt` (what a grader's `t.llm` asks)."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ class CheckType(Generic[P]):
     summary: str
 
     def parse(self, raw: Any) -> P:
-        """Validate raw params; a scalar goes to the `shorthand` field (`final_answer_contains: x`)."""
+        """Validate raw params; a scalar goes to the `shorthand` field."""
         if not isinstance(raw, Mapping):
             if self.shorthand is None:
                 if raw is True or raw is None:

@@ -1,5 +1,7 @@
 """The run record (`sounding.run/1`) and the ways into it."""
 
+from sounding.record._build import RecordError
+from sounding.record._detect import RECORD_FORMATS, detect_format, load_record, parse_record
 from sounding.record._model import (
     SCHEMA,
     Approval,
@@ -11,15 +13,23 @@ from sounding.record._model import (
     ToolCall,
     Usage,
 )
+from sounding.record._trace import TRACE_ENV, Trace
 
 __all__ = [
+    "RECORD_FORMATS",
     "SCHEMA",
+    "TRACE_ENV",
     "Approval",
     "AuditEvent",
     "HookDecision",
     "Message",
     "Passage",
+    "RecordError",
     "RunRecord",
     "ToolCall",
+    "Trace",
     "Usage",
+    "detect_format",
+    "load_record",
+    "parse_record",
 ]

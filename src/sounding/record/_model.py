@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA = "sounding.run/1"
+SCHEMA: Final = "sounding.run/1"
 
 _ID_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:#@/-]*")
 
@@ -17,12 +17,26 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
 
 
+def content_text(content: str | list[dict[str, Any]] | None) -> str:
+    """The text of a message content: a string as is, or its `text` blocks joined by lines."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
+
+
 class ToolCall(_Model):
-    """One call of a tool: what was asked, what came back, when, and in which turn."""
+    """One call of a tool: what was asked, what came back, when, and in which turn.
+
+    `args_error` is set when the arguments could not be read as a JSON object; `args` then
+    holds the original text under `_raw`, so nothing the agent sent is lost.
+    """
 
     id: str
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
+    args_error: str | None = None
     result: str | None = None
     is_error: bool = False
     started_at: float | None = None
@@ -44,12 +58,7 @@ class Message(_Model):
     @property
     def text(self) -> str:
         """The message's text, with any non-text blocks left out."""
-        if self.content is None:
-            return ""
-        if isinstance(self.content, str):
-            return self.content
-        parts = [str(b.get("text", "")) for b in self.content if b.get("type") == "text"]
-        return "\n".join(parts)
+        return content_text(self.content)
 
 
 class Usage(_Model):
@@ -145,7 +154,11 @@ class RunRecord(_Model):
         return seen
 
     def ids_seen_before(self, call_index: int) -> set[str]:
-        """Id-like tokens seen from outside the agent before the call at `call_index`."""
+        """Id-like tokens seen from outside the agent before the call at `call_index`.
+
+        That is the task, the user turns up to the call's own turn, and the results of the
+        calls before it. A call whose turn is unknown (0) sees every user turn.
+        """
         seen: set[str] = set()
         for text in self._outside_texts(call_index):
             seen.update(_ID_TOKEN.findall(text))
@@ -156,8 +169,12 @@ class RunRecord(_Model):
         return "\n".join(self._outside_texts(call_index))
 
     def _outside_texts(self, call_index: int) -> list[str]:
-        texts = [self.task or "", *self.user_turns]
-        texts.extend(m.text for m in self.messages if m.role == "user")
+        turn = self.tool_calls[call_index].turn if 0 <= call_index < len(self.tool_calls) else 0
+        users = self.user_turns[:turn] if turn > 0 else self.user_turns
+        texts = [self.task or "", *users]
+        texts.extend(
+            m.text for m in self.messages if m.role == "user" and (turn <= 0 or m.turn <= turn)
+        )
         texts.extend(call.result or "" for call in self.tool_calls[:call_index])
         return texts
 

@@ -1,4 +1,4 @@
-"""Scoring: the composite of one trial, and verdicts over trials."""
+"""Scoring: the composite of one trial, verdicts over trials, and comparisons of cells."""
 
 from sounding.scoring._scenario import (
     Aggregation,
@@ -8,19 +8,43 @@ from sounding.scoring._scenario import (
     pass_at_k,
     pass_hat_k,
 )
+from sounding.scoring._stats import (
+    Comparison,
+    Direction,
+    GapState,
+    Interval,
+    Statistic,
+    Summary,
+    compare,
+    interval,
+    measure_gap,
+    publishable,
+    summarize,
+)
 from sounding.scoring._trial import Kind, Measured, TrialScore, TrialVerdict, composite, score_trial
 
 __all__ = [
     "Aggregation",
+    "Comparison",
+    "Direction",
+    "GapState",
+    "Interval",
     "Kind",
     "Measured",
     "ScenarioResult",
     "ScenarioVerdict",
+    "Statistic",
+    "Summary",
     "TrialScore",
     "TrialVerdict",
     "aggregate",
+    "compare",
     "composite",
+    "interval",
+    "measure_gap",
     "pass_at_k",
     "pass_hat_k",
+    "publishable",
     "score_trial",
+    "summarize",
 ]

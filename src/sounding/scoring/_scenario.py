@@ -7,7 +7,7 @@ from math import comb
 
 from pydantic import BaseModel, ConfigDict
 
-from sounding.scoring._trial import TrialScore, TrialVerdict
+from sounding.scoring._trial import TrialScore, TrialVerdict, reaches
 
 
 class Aggregation(StrEnum):
@@ -29,7 +29,8 @@ class ScenarioVerdict(StrEnum):
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Chance that at least one of k trials drawn from n (c passing) passed: 1 − C(n−c,k)/C(n,k)."""
     _check(n, c, k)
-    return 1.0 - comb(n - c, k) / comb(n, k)
+    total = comb(n, k)
+    return (total - comb(n - c, k)) / total
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
@@ -78,7 +79,7 @@ def _gate(aggregation: Aggregation, n: int, c: int, mean: float | None, threshol
         return c >= 1
     if aggregation is Aggregation.MAJORITY:
         return 2 * c > n
-    return mean is not None and mean >= threshold
+    return mean is not None and reaches(mean, threshold)
 
 
 def aggregate(

@@ -8,6 +8,8 @@ from pydantic import BaseModel, ConfigDict
 
 from sounding.checks import CheckResult, Status
 
+_EPSILON = 1e-9
+
 
 class Kind(StrEnum):
     """What a measured item is in the case: it decides how it weighs on the verdict."""
@@ -42,7 +44,8 @@ class Measured(BaseModel):
         return self.kind in (Kind.EXPECT, Kind.FORBIDDEN) or self.gate
 
     def describe(self) -> str:
-        return f"{self.kind.value} {self.name}: {self.result.reason or self.result.status.value}"
+        label = f"invariant {self.name}" if self.kind is Kind.INVARIANT else self.name
+        return f"{label}: {self.result.reason or self.result.status.value}"
 
 
 class TrialScore(BaseModel):
@@ -93,7 +96,7 @@ def score_trial(items: list[Measured], threshold: float) -> TrialScore:
         verdict, reason = TrialVerdict.ERROR, unmeasured[0].describe()
     elif value is None:
         verdict, reason = TrialVerdict.ERROR, "no invariant could be judged"
-    elif value < threshold:
+    elif not reaches(value, threshold):
         verdict, reason = TrialVerdict.FAIL, _first_failure(failures, value, threshold)
     else:
         verdict, reason = TrialVerdict.PASS, ""
@@ -116,12 +119,18 @@ def _fails_whatever_is_open(items: list[Measured], threshold: float) -> bool:
         for m in items
     ]
     best_value = composite(best)
-    return best_value is not None and best_value < threshold
+    return best_value is not None and not reaches(best_value, threshold)
+
+
+def reaches(value: float, threshold: float) -> bool:
+    """`value ≥ threshold`, deaf to float noise (1.2/1.5 reaches 0.80)."""
+    return value >= threshold - _EPSILON
 
 
 def _first_failure(failures: list[Measured], value: float | None, threshold: float) -> str:
-    ordered = sorted(failures, key=lambda m: (not m.blocking, m.kind is Kind.INVARIANT))
-    if ordered:
-        return ordered[0].describe()
+    blocking = [m for m in failures if m.blocking]
+    if blocking:
+        return blocking[0].describe()
     shown = "none" if value is None else f"{value:.2f}"
-    return f"composite {shown} is under the pass threshold {threshold:.2f}"
+    under = f"composite {shown} is under the pass threshold {threshold:.2f}"
+    return f"{under}; {failures[0].describe()}" if failures else under

@@ -1,5 +1,8 @@
 """Case files: models, loading and validation with file:line errors."""
 
+from sounding.spec._duration import parse_duration
+from sounding.spec._errors import Problem, SpecError
+from sounding.spec._load import load_case, load_cases, resolve_case
 from sounding.spec._models import (
     Assertion,
     Case,
@@ -15,7 +18,13 @@ __all__ = [
     "Case",
     "CheckSpec",
     "Invariant",
+    "Problem",
     "Scenario",
     "Scoring",
+    "SpecError",
     "Workspace",
+    "load_case",
+    "load_cases",
+    "parse_duration",
+    "resolve_case",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, field_serializer
 
 from sounding.checks import CheckType, Params, registry
 from sounding.checks import Role as CheckRole
@@ -32,6 +32,11 @@ class CheckSpec(_Frozen):
     @property
     def check_type(self) -> CheckType[Any]:
         return registry.get(self.type, self.role)
+
+    @field_serializer("params")
+    def _dump_params(self, params: Params, info: SerializationInfo) -> dict[str, Any]:
+        """Dump the params by their own check's model, not the empty `Params` base."""
+        return params.model_dump(mode=info.mode)
 
 
 class Invariant(_Frozen):

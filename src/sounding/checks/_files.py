@@ -1,0 +1,125 @@
+"""Files in the final workspace: is a file there, is it gone, what does it hold."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
+
+from sounding.checks._base import CheckContext, CheckResult, Params
+from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside
+from sounding.checks._registry import registry
+
+
+def _as_list(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+def _regex(value: str) -> str:
+    try:
+        re.compile(value, re.MULTILINE)
+    except re.error as exc:
+        raise ValueError(
+            f"'{value}' is not a valid regular expression ({exc}); "
+            "escape special characters such as ( [ . * with a backslash"
+        ) from None
+    return value
+
+
+Texts = Annotated[list[Annotated[str, Field(min_length=1)]], BeforeValidator(_as_list)]
+Regex = Annotated[str, AfterValidator(_regex)]
+
+NO_WORKSPACE = "the workspace was not kept for this trial"
+
+
+class PathParams(Params):
+    """A path relative to the workspace; absolute paths and `..` climbing out are refused."""
+
+    path: str
+
+    @field_validator("path")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        relative_path(value)
+        return value
+
+
+class FileContentParams(PathParams):
+    """What the file must hold: every condition given must be true."""
+
+    contains: Texts = Field(default_factory=list)
+    not_contains: Texts = Field(default_factory=list)
+    pattern: Regex | None = None
+
+    @model_validator(mode="after")
+    def _something_to_check(self) -> FileContentParams:
+        if not (self.contains or self.not_contains or self.pattern):
+            raise ValueError("give at least one of 'contains', 'not_contains' or 'pattern'")
+        return self
+
+
+def _locate(context: CheckContext, path: str) -> Path | CheckResult:
+    """The file's real location, or the result to report when it cannot be read safely."""
+    workspace = context.evidence.workspace
+    if workspace is None:
+        return CheckResult.unjudged(NO_WORKSPACE)
+    try:
+        return resolve_inside(workspace, path)
+    except PathEscapeError as exc:
+        return CheckResult.error(str(exc))
+
+
+@registry.check("file_exists", PathParams, family="files", shorthand="path")
+def file_exists(params: PathParams, context: CheckContext) -> CheckResult:
+    """The path exists in the final workspace (a file or a folder)."""
+    target = _locate(context, params.path)
+    if isinstance(target, CheckResult):
+        return target
+    found = target.exists()
+    return CheckResult.verdict(
+        found, f"file '{params.path}' {'exists' if found else 'does not exist'}"
+    )
+
+
+@registry.check("file_absent", PathParams, family="files", shorthand="path")
+def file_absent(params: PathParams, context: CheckContext) -> CheckResult:
+    """Nothing exists at the path in the final workspace (not even a dangling symlink)."""
+    workspace = context.evidence.workspace
+    target = _locate(context, params.path)
+    if workspace is None or isinstance(target, CheckResult):
+        return target if isinstance(target, CheckResult) else CheckResult.unjudged(NO_WORKSPACE)
+    found = target.exists() or (workspace / params.path).is_symlink()
+    return CheckResult.verdict(
+        not found, f"file '{params.path}' {'still exists' if found else 'is absent'}"
+    )
+
+
+@registry.check("file_content", FileContentParams, family="files")
+def file_content(params: FileContentParams, context: CheckContext) -> CheckResult:
+    """The file contains, does not contain, or matches what is asked: all conditions hold."""
+    target = _locate(context, params.path)
+    if isinstance(target, CheckResult):
+        return target
+    if not target.exists():
+        return CheckResult.failed(f"file '{params.path}' does not exist")
+    if target.is_dir():
+        return CheckResult.failed(f"'{params.path}' is a folder, not a file")
+    try:
+        text = target.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return CheckResult.error(f"could not read '{params.path}': {exc.strerror or exc}")
+    problems = _content_problems(params, text)
+    if problems:
+        return CheckResult.failed(f"file '{params.path}' {problems[0]}", problems=problems)
+    return CheckResult.passed(f"file '{params.path}' holds what was asked")
+
+
+def _content_problems(params: FileContentParams, text: str) -> list[str]:
+    """Every condition that does not hold, in the order of the params, in plain words."""
+    problems = [f"does not contain '{want}'" for want in params.contains if want not in text]
+    problems += [f"contains '{bad}'" for bad in params.not_contains if bad in text]
+    if params.pattern is not None and not re.search(params.pattern, text, re.MULTILINE):
+        problems.append(f"has no match for pattern '{params.pattern}'")
+    return problems

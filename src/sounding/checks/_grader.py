@@ -1,0 +1,95 @@
+"""`grader`: a Python function of the suite's `checks/` judges the trial.
+
+`grader: {name: quality.answers, pass_below: 0.7}` calls `answers(t, case, run)` from
+`checks/quality.py` in a process of its own. Its own pass must hold, and with
+`pass_below` its score must reach that value too. A grader that raises, runs past the
+check's time limit or answers off contract is an `error`, never a decision.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from sounding.checks._base import CheckContext, CheckResult, Evidence, Params
+from sounding.checks._registry import registry
+from sounding.judge import GraderAnswer, GraderError, grader_name, run_grader
+
+
+class GraderParams(Params):
+    """Which grader (`file.function` in checks/) and the score the trial passes at."""
+
+    name: str
+    pass_below: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    @field_validator("name")
+    @classmethod
+    def _file_dot_function(cls, value: str) -> str:
+        grader_name(value)
+        return value
+
+
+@registry.check("grader", GraderParams, family="judge", shorthand="name")
+def grader(params: GraderParams, context: CheckContext) -> CheckResult:
+    """A grader function `file.function(t, case, run)` from checks/ passes the trial."""
+    if context.suite_dir is None:
+        return CheckResult.error(
+            f"grader '{params.name}' needs the suite's folder to find checks/, and none was given"
+        )
+    llm = context.judge.text if context.judge is not None else None
+    try:
+        answer = run_grader(
+            context.suite_dir,
+            params.name,
+            case=grader_case(context),
+            run=grader_run(context.evidence),
+            llm=llm,
+            timeout=context.timeout,
+        )
+    except GraderError as exc:
+        return CheckResult.error(str(exc), **exc.details)
+    return _decided(params, answer)
+
+
+def _decided(params: GraderParams, answer: GraderAnswer) -> CheckResult:
+    said = f": {answer.why}" if answer.why else ""
+    shown = "no score" if answer.score is None else f"score {answer.score:.2f}"
+    score = answer.score if answer.score is not None else float(answer.passed)
+    details: dict[str, Any] = {"grader_passed": answer.passed, "grader_score": answer.score}
+    if not answer.passed:
+        return CheckResult.failed(f"grader '{params.name}' failed it{said}", score, **details)
+    if params.pass_below is not None and (answer.score is None or answer.score < params.pass_below):
+        return CheckResult.failed(
+            f"grader '{params.name}' gave {shown}, under pass_below {params.pass_below:.2f}{said}",
+            score,
+            **details,
+        )
+    return CheckResult.passed(f"grader '{params.name}' passed it ({shown}){said}", score, **details)
+
+
+def grader_case(context: CheckContext) -> dict[str, Any]:
+    """The scenario as a grader sees it: `{"id", "user": [...], "expect": [...]}`.
+
+    Built from the evidence; the runner may give the case's own `expect` entries in
+    `context.options["case"]`.
+    """
+    evidence = context.evidence
+    turns = list(evidence.record.user_turns) or [evidence.record.task or ""]
+    case: dict[str, Any] = {"id": evidence.scenario_id, "user": turns, "expect": []}
+    given = context.options.get("case")
+    if isinstance(given, dict):
+        case.update({k: v for k, v in given.items() if k in case})
+    return case
+
+
+def grader_run(evidence: Evidence) -> dict[str, Any]:
+    """The trial as a grader sees it: final answer, tool calls, error, turns, duration."""
+    record = evidence.record
+    return {
+        "final_answer": record.final_answer,
+        "tool_calls": [call.model_dump(mode="json") for call in record.tool_calls],
+        "error": record.error,
+        "turns": record.turns,
+        "duration_ms": record.duration_ms,
+    }

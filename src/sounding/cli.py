@@ -1,0 +1,264 @@
+"""The command line: parses, calls, prints. Exit codes are in `ExitCode`."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from sounding._measure import measure_trial
+from sounding.checks import Evidence
+from sounding.record import RecordError, load_record
+from sounding.runner._config import SuiteConfigError, load_suite
+from sounding.runner._run import ExitCode
+from sounding.scoring import TrialScore
+from sounding.spec import Case, Scenario, SpecError, load_case, load_cases
+
+SCORE_SCHEMA = "sounding.score/1"
+STATUS_STYLE = {
+    "passed": "green",
+    "failed": "red",
+    "error": "magenta",
+    "unjudged": "yellow",
+    "skipped": "dim",
+}
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def _usage_error(message: str) -> NoReturn:
+    _console(stderr=True).print(f"[red]error:[/] {escape(message)}")
+    raise SystemExit(ExitCode.USAGE)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="sounding")
+def main() -> None:
+    """sounding: does my agent work, reliably?
+
+    \b
+    Exit codes: 0 everything passed; 1 a scenario or trial failed (or was flaky);
+    2 usage error or a bad suite / case / record file; 3 an error prevented a verdict.
+    """
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+def validate(paths: tuple[Path, ...]) -> None:
+    """Check case files (or every case of a suite folder) without running or scoring."""
+    files: list[Path] = []
+    for path in paths:
+        files.extend(_case_files(path))
+    if not files:
+        _usage_error(f"no case files (*.yaml, *.yml, *.toml) under {', '.join(map(str, paths))}")
+    try:
+        cases = load_cases(files)
+    except SpecError as exc:
+        _usage_error(str(exc))
+    scenarios = sum(len(case.scenarios) for case in cases)
+    _console().print(f"ok: {len(cases)} case files, {scenarios} scenarios")
+
+
+def _case_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    folder = path / "cases" if (path / "cases").is_dir() else path
+    return sorted(p for p in folder.glob("*") if p.suffix in (".yaml", ".yml", ".toml"))
+
+
+@main.command()
+@click.argument("target", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--record",
+    "record_path",
+    type=click.Path(exists=True, path_type=Path),
+    help="The run record to score (JSONL trace, OpenAI or Anthropic messages, or a record).",
+)
+@click.option(
+    "--format",
+    "record_format",
+    type=click.Choice(["sounding", "jsonl", "openai", "anthropic"]),
+    help="The record's format; detected when omitted.",
+)
+@click.option(
+    "--workspace",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The final workspace, for file and command checks.",
+)
+@click.option("--scenario", "scenario_id", help="The scenario of the case file to score against.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the versioned machine-readable result."
+)
+def score(
+    target: Path,
+    record_path: Path | None,
+    record_format: str | None,
+    workspace: Path | None,
+    scenario_id: str | None,
+    as_json: bool,
+) -> None:
+    """Score a record against a case file (TARGET is a case file), or re-score a stored run
+    (TARGET is a results folder) by today's case files without running anything."""
+    if target.is_dir():
+        from sounding.rescore import rescore_command
+
+        raise SystemExit(rescore_command(target, as_json=as_json))
+    if record_path is None:
+        _usage_error("score CASE_FILE needs --record RECORD (the run record to score)")
+    try:
+        case = load_case(target)
+        scenario = _pick_scenario(case, scenario_id)
+        record = load_record(record_path, format=record_format)
+    except (SpecError, RecordError) as exc:
+        _usage_error(str(exc))
+    evidence = Evidence(record=record, workspace=workspace, scenario_id=scenario.id)
+    result = measure_trial(scenario, evidence, suite_dir=_suite_dir(target))
+    if as_json:
+        click.echo(json.dumps(score_document(case, scenario, result), indent=1))
+    else:
+        _print_score(case, scenario, result)
+    raise SystemExit(_score_exit(result))
+
+
+def _suite_dir(case_file: Path) -> Path:
+    parent = case_file.resolve().parent
+    return parent.parent if parent.name == "cases" else parent
+
+
+def _pick_scenario(case: Case, scenario_id: str | None) -> Scenario:
+    if scenario_id is not None:
+        try:
+            return case.scenario(scenario_id)
+        except KeyError as exc:
+            _usage_error(str(exc.args[0]))
+    if len(case.scenarios) == 1:
+        return case.scenarios[0]
+    known = ", ".join(s.id for s in case.scenarios)
+    _usage_error(
+        f"{case.path} has {len(case.scenarios)} scenarios: name one with --scenario ({known})"
+    )
+
+
+def _score_exit(result: TrialScore) -> int:
+    return {"pass": ExitCode.PASS, "fail": ExitCode.FAIL}.get(result.verdict.value, ExitCode.ERROR)
+
+
+def score_document(case: Case, scenario: Scenario, result: TrialScore) -> dict[str, Any]:
+    """The `--json` form of a scored record (schema sounding.score/1)."""
+    return {
+        "schema": SCORE_SCHEMA,
+        "case": str(case.path),
+        "scenario": scenario.id,
+        "verdict": result.verdict.value,
+        "composite": result.composite,
+        "threshold": result.threshold,
+        "reason": result.reason,
+        "checks": [
+            {
+                "name": m.name,
+                "kind": m.kind.value,
+                "type": m.type,
+                "status": m.result.status.value,
+                "score": m.result.score,
+                "reason": m.result.reason,
+                "weight": m.weight,
+                "gate": m.gate,
+                "details": m.result.details,
+            }
+            for m in result.checks
+        ],
+    }
+
+
+def _print_score(case: Case, scenario: Scenario, result: TrialScore) -> None:
+    console = _console()
+    console.print(f"{escape(case.name)}/{escape(scenario.id)}")
+    for m in result.checks:
+        status = m.result.status.value
+        label = "LEAD" if m.kind.value == "lead" and status == "failed" else status.upper()
+        style = "yellow" if label == "LEAD" else STATUS_STYLE[status]
+        console.print(
+            f"  [{style}]{label:<8}[/] {escape(m.name):<40} {m.result.score:.2f}  "
+            f"{escape(m.result.reason)}"
+        )
+    shown = "—" if result.composite is None else f"{result.composite:.2f}"
+    style = {"pass": "green", "fail": "red"}.get(result.verdict.value, "magenta")
+    reason = f"  {escape(result.reason)}" if result.reason else ""
+    console.print(
+        f"[{style}]{result.verdict.value.upper()}[/] composite {shown} "
+        f"(threshold {result.threshold:.2f}){reason}"
+    )
+
+
+@main.command()
+@click.argument("suite_dir", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("cases", nargs=-1)
+@click.option("--scenario", "scenarios", multiple=True, help="Run only this scenario (repeatable).")
+@click.option(
+    "--trials", type=click.IntRange(min=1), help="Trials per scenario, for every scenario."
+)
+@click.option("--parallel", type=click.IntRange(min=1), help="Trials at once (default: cores).")
+@click.option("--resume", "resume", metavar="RUN_ID", help="Finish an interrupted run.")
+@click.option("--keep", is_flag=True, help="Keep server databases after each trial.")
+def run(
+    suite_dir: Path,
+    cases: tuple[str, ...],
+    scenarios: tuple[str, ...],
+    trials: int | None,
+    parallel: int | None,
+    resume: str | None,
+    keep: bool,
+) -> None:
+    """Run every scenario of SUITE_DIR (or the named CASES) several times and give verdicts."""
+    from sounding.report._terminal import TrialProgress, print_summary
+    from sounding.runner._run import RunOptions, run_suite
+    from sounding.runner._setup import RunSetupError, prepare_run
+    from sounding.runner._workspace import WorkspaceError
+
+    options = RunOptions(list(cases), list(scenarios), trials, parallel, resume, keep)
+    started = time.monotonic()
+    try:
+        suite = load_suite(suite_dir)
+        agent, extra = prepare_run(suite, options)
+        progress = TrialProgress(_console(stderr=True))
+        with progress.running():
+            result = run_suite(
+                suite,
+                options,
+                agent=agent,
+                settings_extra=extra,
+                on_trial=progress.finished,
+                on_plan=progress.planned,
+            )
+    except (SuiteConfigError, SpecError, RunSetupError, WorkspaceError) as exc:
+        _usage_error(str(exc))
+    print_summary(_console(), result.lines, result.layout.root, time.monotonic() - started)
+    raise SystemExit(result.exit_code)
+
+
+@main.command()
+@click.argument("directory", default="evals", type=click.Path(file_okay=False, path_type=Path))
+def init(directory: Path) -> None:
+    """Scaffold a suite in DIRECTORY (default: evals) that runs green at once."""
+    from sounding.runner._scaffold import ScaffoldError, scaffold
+
+    try:
+        written = scaffold(directory)
+    except ScaffoldError as exc:
+        _usage_error(str(exc))
+    console = _console()
+    for path in written:
+        console.print(f"  wrote {escape(str(path))}")
+    console.print(f"next: sounding run {escape(str(directory))}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""The LLM judge: configuration, the forced verdict tool, the client, and graders."""
+
+from sounding.judge._cache import CACHE_SCHEMA
+from sounding.judge._client import JudgeClient, Provenance, Verdict, request_digest
+from sounding.judge._config import ENV_BASE_URL, ENV_MODEL, KEY_ENV, JudgeConfig, preflight
+from sounding.judge._errors import GraderError, JudgeError
+from sounding.judge._graders import (
+    DEFAULT_GRADER_TIMEOUT,
+    GraderAnswer,
+    find_graders,
+    grader_name,
+    run_grader,
+)
+from sounding.judge._prompt import Rubric, VerdictRequest, judge_request
+from sounding.judge._tool import TOOL_NAME, MetricType, VerdictTool, verdict_tool
+
+__all__ = [
+    "CACHE_SCHEMA",
+    "DEFAULT_GRADER_TIMEOUT",
+    "ENV_BASE_URL",
+    "ENV_MODEL",
+    "KEY_ENV",
+    "TOOL_NAME",
+    "GraderAnswer",
+    "GraderError",
+    "JudgeClient",
+    "JudgeConfig",
+    "JudgeError",
+    "MetricType",
+    "Provenance",
+    "Rubric",
+    "Verdict",
+    "VerdictRequest",
+    "VerdictTool",
+    "find_graders",
+    "grader_name",
+    "judge_request",
+    "preflight",
+    "request_digest",
+    "run_grader",
+    "verdict_tool",
+]

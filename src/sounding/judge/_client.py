@@ -1,0 +1,134 @@
+"""The judge as checks use it: one forced tool call per request, cached, with provenance."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from sounding.judge._cache import VerdictCache
+from sounding.judge._config import JudgeConfig, api_key
+from sounding.judge._errors import JudgeError
+from sounding.judge._prompt import VerdictRequest
+from sounding.judge._providers import ANTHROPIC_MAX_TOKENS, Call, transport
+from sounding.judge._tool import Value, VerdictTool
+
+
+class Provenance(BaseModel):
+    """Who judged and how, recorded with every verdict; `digest` names the exact request."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    provider: str
+    model: str
+    temperature: float | None
+    seed: int | None
+    digest: str
+
+
+class Verdict(BaseModel):
+    """The judge's answer: one value per declared metric. `cached` when read from disk."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    values: dict[str, Value]
+    provenance: Provenance
+    cached: bool = False
+
+
+class JudgeClient:
+    """The configured judge model. Implements `sounding.checks.Judge`.
+
+    Every request is one call (no retries, no votes). Answers are cached under
+    `config.cache_dir` by the digest of the request; `rejudge=True` asks again anyway and
+    replaces the cached answer.
+    """
+
+    def __init__(
+        self,
+        config: JudgeConfig,
+        *,
+        rejudge: bool = False,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config
+        self.rejudge = rejudge
+        self._transport = transport(config, api_key(config, environ))
+        self._cache = VerdictCache(config.cache_dir) if config.cache_dir else None
+
+    def verdict(self, request: VerdictRequest) -> Verdict:
+        """Ask for one verdict through the request's tool; JudgeError when none comes back."""
+        call = self._call(request.system, request.user, request.model, request.temperature)
+        provenance = self._provenance(call, request.tool)
+        stored = self._recall(provenance.digest)
+        if stored is not None:
+            try:
+                values = request.tool.read(stored.get("values", {}))
+            except JudgeError:
+                pass  # a cached answer that no longer reads is asked for again
+            else:
+                return Verdict(values=values, provenance=provenance, cached=True)
+        values = request.tool.read(self._transport.ask_tool(call, request.tool))
+        self._keep(provenance, values=values)
+        return Verdict(values=values, provenance=provenance)
+
+    def text(self, prompt: str) -> str:
+        """Ask the judge model a plain question and return its prose (for graders' `t.llm`)."""
+        call = self._call(None, prompt, None, None)
+        provenance = self._provenance(call, None)
+        stored = self._recall(provenance.digest)
+        if stored is not None and isinstance(stored.get("text"), str):
+            return str(stored["text"])
+        answer = self._transport.ask_text(call)
+        self._keep(provenance, text=answer)
+        return answer
+
+    def _call(
+        self, system: str | None, user: str, model: str | None, temperature: float | None
+    ) -> Call:
+        config = self.config
+        if config.provider == "anthropic":  # its API refuses sampling parameters
+            limit = config.max_tokens or ANTHROPIC_MAX_TOKENS
+            return Call(model or config.model, None, None, limit, system, user)
+        if temperature is None:
+            temperature = config.temperature
+        model = model or config.model
+        return Call(model, temperature, config.seed, config.max_tokens, system, user)
+
+    def _provenance(self, call: Call, tool: VerdictTool | None) -> Provenance:
+        return Provenance(
+            provider=self.config.provider,
+            model=call.model,
+            temperature=call.temperature,
+            seed=call.seed,
+            digest=request_digest(self.config.provider, call, tool),
+        )
+
+    def _recall(self, digest: str) -> dict[str, Any] | None:
+        if self._cache is None or self.rejudge:
+            return None
+        return self._cache.get(digest)
+
+    def _keep(self, provenance: Provenance, **answer: Any) -> None:
+        if self._cache is not None:
+            self._cache.put(provenance.digest, {"provenance": provenance.model_dump(), **answer})
+
+
+def request_digest(provider: str, call: Call, tool: VerdictTool | None) -> str:
+    """sha256 of the exact request: messages, tool schema, model, temperature, seed, limits."""
+    payload = {
+        "provider": provider,
+        "model": call.model,
+        "temperature": call.temperature,
+        "seed": call.seed,
+        "max_tokens": call.max_tokens,
+        "messages": call.messages(),
+        "tool": None
+        if tool is None
+        else {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+    }
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -1,0 +1,126 @@
+"""The judge's configuration (`[judge]` in sounding.toml) and the checks made before any trial."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sounding.judge._errors import JudgeError
+
+Provider = Literal["openai", "anthropic"]
+
+KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+"""The environment variable holding each provider's key unless `api_key_env` names another."""
+
+ENV_MODEL = "SOUNDING_JUDGE_MODEL"
+ENV_BASE_URL = "SOUNDING_JUDGE_BASE_URL"
+
+
+class JudgeConfig(BaseModel):
+    """Which model judges, where it is served, and how it is asked.
+
+    `base_url` points the `openai` provider at any OpenAI-compatible server (vLLM, Ollama,
+    llama.cpp, LiteLLM). The key is never written here: `api_key_env` names the variable
+    that holds it. Anthropic's current API takes no sampling parameters, so `temperature`
+    and `seed` are sent to `openai` servers only.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    provider: Provider = "openai"
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    api_key_env: str | None = None
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    seed: int | None = None
+    timeout: float = Field(default=60.0, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    allow_same_model: bool = False
+    cache_dir: Path | None = None
+
+    @property
+    def key_env(self) -> str:
+        """The environment variable the key is read from."""
+        return self.api_key_env or KEY_ENV[self.provider]
+
+    @classmethod
+    def load(
+        cls, raw: Mapping[str, Any] | None, environ: Mapping[str, str] | None = None
+    ) -> JudgeConfig | None:
+        """The `[judge]` table with SOUNDING_JUDGE_MODEL / SOUNDING_JUDGE_BASE_URL applied.
+
+        None when neither the table nor SOUNDING_JUDGE_MODEL names a judge.
+        """
+        env = os.environ if environ is None else environ
+        data = dict(raw or {})
+        if env.get(ENV_MODEL):
+            data["model"] = env[ENV_MODEL]
+        if env.get(ENV_BASE_URL):
+            data["base_url"] = env[ENV_BASE_URL]
+        if not data:
+            return None
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise JudgeError(_describe(exc)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "(table)"
+        problems.append(f"{where}: {error['msg']}")
+    allowed = ", ".join(JudgeConfig.model_fields)
+    return f"[judge] in sounding.toml: {'; '.join(problems)} (allowed keys: {allowed})"
+
+
+def api_key(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> str:
+    """The judge's key, or a JudgeError that names the variable and how to set it."""
+    env = os.environ if environ is None else environ
+    key = env.get(config.key_env, "").strip()
+    if not key:
+        raise JudgeError(
+            f"the judge ({config.provider} model '{config.model}') needs an API key in "
+            f"${config.key_env}, which is not set: export {config.key_env}=... before running, "
+            "or name another variable with api_key_env in [judge] of sounding.toml "
+            f"(a local server that checks no key accepts any value: {config.key_env}=local)"
+        )
+    return key
+
+
+def same_model(first: str, second: str) -> bool:
+    """Whether two model names mean one model (`openai/gpt-4o` is `gpt-4o`, case aside)."""
+    return _bare(first) == _bare(second)
+
+
+def _bare(name: str) -> str:
+    bare = name.strip().casefold().rsplit("/", 1)[-1]
+    return bare.removesuffix(":latest")
+
+
+def preflight(
+    config: JudgeConfig,
+    *,
+    models_under_test: set[str],
+    judge_models: Iterable[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> None:
+    """Refuse, before any trial, a judge that has no key or that would grade itself.
+
+    `judge_models` are the per-check `model:` overrides, held to the same rule.
+    """
+    api_key(config, environ)
+    if config.allow_same_model:
+        return
+    for judge in sorted({config.model, *judge_models}):
+        for tested in sorted(models_under_test):
+            if same_model(judge, tested):
+                raise JudgeError(
+                    f"the judge model '{judge}' is also a model under test ('{tested}'): a model "
+                    "grading its own work is not a judge. Pin another model in [judge] (or in "
+                    "the check's model:), or set allow_same_model = true in [judge] to accept it"
+                )

@@ -1,0 +1,280 @@
+"""Graders: Python functions in the suite's `checks/` that judge a trial, `file.function`.
+
+A grader is called as `function(t, case, run)` in a process of its own, so one that hangs
+can be stopped and one that crashes takes nothing down with it. It must answer `True` /
+`False` or `{"pass": bool, "score": float?, "why": str?}`; anything else, an exception or
+running past its time is a GraderError, never a decision.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import math
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from sounding.judge._errors import GraderError, JudgeError
+
+GRADERS_DIR = "checks"
+DEFAULT_GRADER_TIMEOUT = 30.0
+CHILD = Path(__file__).with_name("_grader_child.py")
+
+_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
+_NAME = re.compile(rf"^({_IDENTIFIER})\.({_IDENTIFIER})$")
+_ANSWER_KEYS = frozenset({"pass", "score", "why"})
+_CONTRACT = 'True/False or {"pass": bool, "score": float in [0, 1]?, "why": str?}'
+_TAIL = 12
+
+
+class GraderAnswer(BaseModel):
+    """What a grader decided. `score` is None when it gave none."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    passed: bool
+    score: float | None = None
+    why: str | None = None
+
+
+def grader_name(name: str) -> tuple[str, str]:
+    """Split `file.function`; ValueError, saying how to write it, when it does not read so."""
+    match = _NAME.match(name)
+    if match is None:
+        raise ValueError(
+            f"grader name '{name}' must read 'file.function' with exactly one dot, naming "
+            f"function() in {GRADERS_DIR}/file.py (neither part may contain a dot)"
+        )
+    return match.group(1), match.group(2)
+
+
+def find_graders(suite_dir: Path) -> set[str]:
+    """Every `file.function` a case may name: public top-level functions of `checks/*.py`.
+
+    Files are parsed, never imported. A file that does not parse is a GraderError with
+    its line.
+    """
+    folder = suite_dir / GRADERS_DIR
+    found: set[str] = set()
+    for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+        if re.fullmatch(_IDENTIFIER, path.stem):
+            found.update(f"{path.stem}.{name}" for name in _functions(path))
+    return found
+
+
+def _functions(path: Path) -> list[str]:
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except SyntaxError as exc:
+        raise GraderError(
+            f"{path}:{exc.lineno}: {exc.msg}; fix it so the graders in it can be found"
+        ) from None
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+    ]
+
+
+def run_grader(
+    suite_dir: Path,
+    name: str,
+    *,
+    case: Mapping[str, Any],
+    run: Mapping[str, Any],
+    llm: Callable[[str], str] | None = None,
+    timeout: float = DEFAULT_GRADER_TIMEOUT,
+) -> GraderAnswer:
+    """Call grader `name` on one trial and read its answer; GraderError when unusable.
+
+    `llm` answers the grader's `t.llm(prompt)`; without it `t.llm` raises in the grader.
+    """
+    file, function = grader_name(name)
+    source = suite_dir / GRADERS_DIR / f"{file}.py"
+    if not source.is_file():
+        raise GraderError(
+            f"grader '{name}': {source} does not exist; add it, or fix the name in the case"
+        )
+    request = {"checks_dir": str(source.parent), "file": file, "function": function}
+    child = _Child(suite_dir)
+    try:
+        child.send({**request, "case": case, "run": run})
+        reply = _converse(child, name, llm, time.monotonic() + timeout, timeout)
+    finally:
+        child.close()
+    return _read_answer(name, reply)
+
+
+def _converse(
+    child: _Child,
+    name: str,
+    llm: Callable[[str], str] | None,
+    deadline: float,
+    timeout: float,
+) -> dict[str, Any]:
+    """Answer the grader's `t.llm` questions until it answers, dies, or runs out of time."""
+    while True:
+        try:
+            message = child.receive(deadline)
+        except TimeoutError:
+            raise GraderError(
+                f"grader '{name}' ran past its {timeout:g} s and was stopped; make it faster, "
+                "or raise check_timeout for this scenario"
+            ) from None
+        if message is None:
+            child.close()
+            raise GraderError(
+                f"grader '{name}' exited (code {child.returncode}) without answering",
+                {"stderr": child.stderr_tail()},
+            )
+        if "llm" not in message:
+            return message
+        child.send(_ask(llm, message["llm"]))
+
+
+def _ask(llm: Callable[[str], str] | None, prompt: Any) -> dict[str, str]:
+    if llm is None:
+        return {
+            "error": "no judge is configured for t.llm: add a [judge] table (provider, model) "
+            "to sounding.toml, or set SOUNDING_JUDGE_MODEL"
+        }
+    try:
+        return {"text": llm(str(prompt))}
+    except JudgeError as exc:
+        return {"error": str(exc)}
+
+
+def _read_answer(name: str, reply: dict[str, Any]) -> GraderAnswer:
+    if "raised" in reply:
+        lines = str(reply["raised"]).rstrip().splitlines()
+        raise GraderError(
+            f"grader '{name}' raised {lines[-1] if lines else 'an exception'}",
+            {"traceback": "\n".join(lines[-_TAIL:])},
+        )
+    if "answer" not in reply:
+        raise _malformed(name, str(reply.get("unreadable", reply)), "it cannot be read as JSON")
+    answer = reply["answer"]
+    if isinstance(answer, bool):
+        return GraderAnswer(passed=answer)
+    if not isinstance(answer, dict):
+        raise _malformed(name, json.dumps(answer), f"it is a {type(answer).__name__}")
+    return _read_mapping(name, answer)
+
+
+def _read_mapping(name: str, answer: dict[str, Any]) -> GraderAnswer:
+    shown = json.dumps(answer)
+    extra = sorted(set(answer) - _ANSWER_KEYS)
+    if extra:
+        raise _malformed(name, shown, f"unexpected key(s) {', '.join(extra)}")
+    if not isinstance(answer.get("pass"), bool):
+        raise _malformed(name, shown, '"pass" must be true or false')
+    score = answer.get("score")
+    if score is not None and not _is_score(score):
+        raise _malformed(name, shown, '"score" must be a number from 0 to 1')
+    why = answer.get("why")
+    if why is not None and not isinstance(why, str):
+        raise _malformed(name, shown, '"why" must be a string')
+    return GraderAnswer(passed=answer["pass"], score=score, why=why)
+
+
+def _is_score(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value) and 0.0 <= value <= 1.0
+
+
+def _malformed(name: str, shown: str, problem: str) -> GraderError:
+    return GraderError(
+        f"grader '{name}' answered {shown[:200]}, which is not {_CONTRACT}: {problem}"
+    )
+
+
+class _Child:
+    """The grader's process, with its stdout read line by line and its stderr kept."""
+
+    def __init__(self, suite_dir: Path) -> None:
+        self._process = subprocess.Popen(
+            [sys.executable, str(CHILD)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=suite_dir,
+            encoding="utf-8",
+            errors="replace",
+        )
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._stderr: deque[str] = deque(maxlen=_TAIL)
+        self._readers = [
+            threading.Thread(target=self._pump, daemon=True),
+            threading.Thread(target=self._drain, daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        assert self._process.stdin is not None
+        try:
+            self._process.stdin.write(json.dumps(message, default=str) + "\n")
+            self._process.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass  # the child is gone; its silence is reported by receive()
+
+    def receive(self, deadline: float) -> dict[str, Any] | None:
+        """The next message; None when the child closed its output; TimeoutError past deadline."""
+        try:
+            line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise TimeoutError from None
+        if line is None:
+            return None
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return {"unreadable": line.strip()}
+        return message if isinstance(message, dict) else {"unreadable": line.strip()}
+
+    def stderr_tail(self) -> str:
+        return "".join(self._stderr)
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        for reader in self._readers:
+            reader.join(timeout=5)
+        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):  # a pipe to a process already gone
+                    stream.close()
+
+    def _pump(self) -> None:
+        assert self._process.stdout is not None
+        try:
+            for line in self._process.stdout:
+                self._lines.put(line)
+        except (OSError, ValueError):
+            pass
+        self._lines.put(None)
+
+    def _drain(self) -> None:
+        assert self._process.stderr is not None
+        try:
+            for line in self._process.stderr:
+                self._stderr.append(line)
+        except (OSError, ValueError):
+            pass

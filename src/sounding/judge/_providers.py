@@ -1,0 +1,207 @@
+"""The two wire protocols a judge speaks: OpenAI-compatible chat, and Anthropic messages.
+
+Each turns one call into one HTTP request through the provider's official client (no
+retries: one call, one vote) and every way it can go wrong into a JudgeError. The client
+libraries are imported when a judge is built, not when sounding is imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sounding.judge._config import JudgeConfig
+from sounding.judge._errors import JudgeError
+from sounding.judge._tool import VerdictTool
+
+ANTHROPIC_MAX_TOKENS = 1024
+"""Anthropic requires max_tokens; this is sent when [judge] sets none."""
+
+_SNIPPET = 200
+
+
+@dataclass(frozen=True)
+class Call:
+    """Exactly what is sent: the digest of a verdict is computed from this and the tool."""
+
+    model: str
+    temperature: float | None
+    seed: int | None
+    max_tokens: int | None
+    system: str | None
+    user: str
+
+    def messages(self) -> list[dict[str, str]]:
+        system = [{"role": "system", "content": self.system}] if self.system is not None else []
+        return [*system, {"role": "user", "content": self.user}]
+
+
+class Transport(Protocol):
+    provider: str
+
+    def ask_tool(self, call: Call, tool: VerdictTool) -> str | Mapping[str, Any]: ...
+
+    def ask_text(self, call: Call) -> str: ...
+
+
+def transport(config: JudgeConfig, key: str) -> Transport:
+    if config.provider == "anthropic":
+        return AnthropicTransport(config, key)
+    return OpenAITransport(config, key)
+
+
+def _where(config: JudgeConfig) -> str:
+    server = config.base_url or "its default address"
+    return f"the judge ({config.provider} at {server})"
+
+
+def _prose(tool: VerdictTool, text: str) -> JudgeError:
+    said = repr(text.strip()[:_SNIPPET]) if text.strip() else "nothing"
+    return JudgeError(f"the judge answered without calling {tool.name} (it said {said})")
+
+
+def _only_call(tool: VerdictTool, names: list[str]) -> None:
+    """One call of the verdict tool and nothing else, or a JudgeError saying what came."""
+    if names != [tool.name]:
+        raise JudgeError(
+            f"the judge made {len(names)} tool call(s) ({', '.join(names)}) instead of "
+            f"exactly one call of {tool.name}"
+        )
+
+
+class OpenAITransport:
+    """Chat completions on OpenAI or any compatible server; the tool forced by tool_choice."""
+
+    provider = "openai"
+
+    def __init__(self, config: JudgeConfig, key: str) -> None:
+        import openai
+
+        self._openai = openai
+        self._config = config
+        self._client = openai.OpenAI(
+            base_url=config.base_url, api_key=key, timeout=config.timeout, max_retries=0
+        )
+
+    def ask_tool(self, call: Call, tool: VerdictTool) -> str:
+        function = {"name": tool.name, "description": tool.description}
+        tools = [{"type": "function", "function": {**function, "parameters": tool.parameters}}]
+        choice = {"type": "function", "function": {"name": tool.name}}
+        message = self._complete(call, tools=tools, tool_choice=choice)
+        calls = list(message.tool_calls or [])
+        if not calls:
+            raise _prose(tool, message.content or "")
+        functions = [getattr(c, "function", None) for c in calls]
+        _only_call(tool, [getattr(f, "name", "(not a function)") for f in functions])
+        return str(getattr(functions[0], "arguments", ""))
+
+    def ask_text(self, call: Call) -> str:
+        text = self._complete(call).content or ""
+        if not text.strip():
+            raise JudgeError(f"{_where(self._config)} answered with no text")
+        return text
+
+    def _complete(self, call: Call, **extra: Any) -> Any:
+        options: dict[str, Any] = {"temperature": call.temperature, "seed": call.seed}
+        options["max_tokens"] = call.max_tokens
+        sent = {k: v for k, v in options.items() if v is not None}
+        messages: Any = call.messages()
+        with self._errors():
+            response = self._client.chat.completions.create(
+                model=call.model, messages=messages, **sent, **extra
+            )
+        if not response.choices:
+            raise JudgeError(f"{_where(self._config)} answered with no choices")
+        return response.choices[0].message
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        openai, where = self._openai, _where(self._config)
+        try:
+            yield
+        except openai.APITimeoutError:
+            raise JudgeError(_late(self._config)) from None
+        except openai.APIStatusError as exc:
+            raise JudgeError(f"{where} answered HTTP {exc.status_code}: {_said(exc)}") from None
+        except openai.APIConnectionError as exc:
+            raise JudgeError(f"{where} could not be reached: {exc}; check base_url") from None
+        except openai.OpenAIError as exc:
+            raise JudgeError(f"{where} failed: {type(exc).__name__}: {_said(exc)}") from None
+
+
+class AnthropicTransport:
+    """Anthropic messages; the tool forced by tool_choice {type: tool}. No sampling options."""
+
+    provider = "anthropic"
+
+    def __init__(self, config: JudgeConfig, key: str) -> None:
+        import anthropic
+
+        self._anthropic = anthropic
+        self._config = config
+        self._client = anthropic.Anthropic(
+            base_url=config.base_url, api_key=key, timeout=config.timeout, max_retries=0
+        )
+
+    def ask_tool(self, call: Call, tool: VerdictTool) -> Mapping[str, Any]:
+        spec = {"name": tool.name, "description": tool.description}
+        tools = [{**spec, "input_schema": tool.parameters}]
+        choice = {"type": "tool", "name": tool.name, "disable_parallel_tool_use": True}
+        blocks = self._create(call, tools=tools, tool_choice=choice)
+        uses = [b for b in blocks if getattr(b, "type", None) == "tool_use"]
+        if not uses:
+            raise _prose(tool, _text(blocks))
+        _only_call(tool, [str(getattr(b, "name", "")) for b in uses])
+        arguments = getattr(uses[0], "input", None)
+        if not isinstance(arguments, Mapping):
+            raise JudgeError(f"the judge called {tool.name} with no object as input")
+        return arguments
+
+    def ask_text(self, call: Call) -> str:
+        text = _text(self._create(call))
+        if not text.strip():
+            raise JudgeError(f"{_where(self._config)} answered with no text")
+        return text
+
+    def _create(self, call: Call, **extra: Any) -> list[Any]:
+        if call.system is not None:
+            extra["system"] = call.system
+        with self._errors():
+            response = self._client.messages.create(
+                model=call.model,
+                max_tokens=call.max_tokens or ANTHROPIC_MAX_TOKENS,
+                messages=[{"role": "user", "content": call.user}],
+                **extra,
+            )
+        return list(getattr(response, "content", None) or [])
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        anthropic, where = self._anthropic, _where(self._config)
+        try:
+            yield
+        except anthropic.APITimeoutError:
+            raise JudgeError(_late(self._config)) from None
+        except anthropic.APIStatusError as exc:
+            raise JudgeError(f"{where} answered HTTP {exc.status_code}: {_said(exc)}") from None
+        except anthropic.APIConnectionError as exc:
+            raise JudgeError(f"{where} could not be reached: {exc}; check base_url") from None
+        except anthropic.AnthropicError as exc:
+            raise JudgeError(f"{where} failed: {type(exc).__name__}: {_said(exc)}") from None
+
+
+def _text(blocks: list[Any]) -> str:
+    return "\n".join(str(b.text) for b in blocks if getattr(b, "type", None) == "text")
+
+
+def _said(exc: Exception) -> str:
+    return str(exc).strip()[:_SNIPPET] or type(exc).__name__
+
+
+def _late(config: JudgeConfig) -> str:
+    return (
+        f"{_where(config)} did not answer within {config.timeout:g} s; "
+        "raise timeout in [judge] of sounding.toml, or check that the server is up"
+    )

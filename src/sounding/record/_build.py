@@ -1,0 +1,221 @@
+"""What every importer shares: the error it raises and the builder it fills.
+
+An importer walks its input once and tells a `RecordBuilder` what happened (a user turn, a
+message, a tool call, a result); the builder keeps plain dicts and validates the whole
+record with one `RunRecord.model_validate` at the end, which keeps imports linear and light.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Any
+
+from pydantic import ValidationError
+
+from sounding.record._model import RunRecord, content_text
+
+
+class RecordError(ValueError):
+    """A run record that cannot be read: where (file, line, column or path) and how to fix it."""
+
+    def __init__(
+        self,
+        source: str,
+        problem: str,
+        fix: str = "",
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        where: str | None = None,
+    ) -> None:
+        self.source, self.problem, self.fix = source, problem, fix
+        self.line, self.column, self.where = line, column, where
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        place = self.source
+        if self.line is not None:
+            place += f", line {self.line}"
+            if self.column is not None:
+                place += f", column {self.column}"
+        if self.where:
+            place += f", {self.where}"
+        return f"{place}: {self.problem}" + (f"; {self.fix}" if self.fix else "")
+
+
+class Attach(Enum):
+    """What became of a tool result handed to the builder."""
+
+    ATTACHED = "attached"
+    UNKNOWN = "unknown"
+    ANSWERED = "answered"
+
+
+def dump_result(value: Any) -> str:
+    """A tool result as text: a string as is, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_args(raw: Any) -> tuple[dict[str, Any], str | None]:
+    """Tool arguments as an object; text that is not a JSON object is kept under `_raw`."""
+    if raw is None:
+        return {}, None
+    if isinstance(raw, dict):
+        return raw, None
+    if not isinstance(raw, str):
+        return {"_raw": raw}, f"arguments are a JSON {type(raw).__name__}, not an object"
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return {"_raw": raw}, f"arguments are not valid JSON: {exc.msg} (column {exc.colno})"
+    if isinstance(value, dict):
+        return value, None
+    return {"_raw": raw}, f"arguments are a JSON {type(value).__name__}, not an object"
+
+
+def check_content(content: Any, source: str, where: str) -> None:
+    """Message content must be text, null, or a list of part objects."""
+    if content is None or isinstance(content, str):
+        return
+    if isinstance(content, list) and all(isinstance(part, dict) for part in content):
+        return
+    raise RecordError(
+        source,
+        f"content is a JSON {type(content).__name__}",
+        "content must be a string, null, or a list of objects such as "
+        '{"type": "text", "text": "..."}',
+        where=f"{where}.content",
+    )
+
+
+class RecordBuilder:
+    """Collects one record as plain dicts; `build` validates it once."""
+
+    def __init__(self, source: str, source_format: str) -> None:
+        self.source = source
+        self.source_format = source_format
+        self.messages: list[dict[str, Any]] = []
+        self.calls: list[dict[str, Any]] = []
+        self.user_turns: list[str] = []
+        self.turn = 0
+        self.task: str | None = None
+        self.final: str | None = None
+        self.fields: dict[str, Any] = {}
+        self.metadata: dict[str, Any] = {}
+        self.notes: list[str] = []
+        self._waiting: dict[str, list[int]] = {}
+
+    # ---- conversation --------------------------------------------------------------------
+
+    def user(self, text: str, content: Any = None, **extra: Any) -> int:
+        """A user turn: opens the next turn; the first one is the task unless one was set."""
+        self.turn += 1
+        self.user_turns.append(text)
+        if self.task is None:
+            self.task = text
+        return self.message("user", text if content is None else content, **extra)
+
+    def message(self, role: str, content: Any, **extra: Any) -> int:
+        """Append a message in the current turn; returns its index."""
+        self.messages.append({"role": role, "content": content, "turn": self.turn, **extra})
+        return len(self.messages) - 1
+
+    def last_assistant(self) -> int | None:
+        """The index of the last message when it is an assistant's (calls join it)."""
+        if self.messages and self.messages[-1]["role"] == "assistant":
+            return len(self.messages) - 1
+        return None
+
+    # ---- tool calls ----------------------------------------------------------------------
+
+    def call(self, call: dict[str, Any], message_index: int | None) -> dict[str, Any]:
+        """Record a tool call made in the current turn; `call` holds id, name, args, ..."""
+        call["turn"] = self.turn
+        call["message_index"] = message_index
+        if message_index is not None:
+            self.messages[message_index].setdefault("tool_call_ids", []).append(call["id"])
+        self._waiting.setdefault(call["id"], []).append(len(self.calls))
+        self.calls.append(call)
+        return call
+
+    def result(
+        self,
+        call_id: str,
+        text: str | None,
+        *,
+        is_error: bool = False,
+        ended_at: float | None = None,
+    ) -> Attach:
+        """Give the oldest call with this id still waiting its result."""
+        waiting = self._waiting.get(call_id)
+        if not waiting:
+            answered = any(c["id"] == call_id for c in self.calls)
+            return Attach.ANSWERED if answered else Attach.UNKNOWN
+        call = self.calls[waiting.pop(0)]
+        call["result"] = text
+        call["is_error"] = is_error
+        if ended_at is not None:
+            call["ended_at"] = ended_at
+        return Attach.ATTACHED
+
+    def known_ids(self, limit: int = 8) -> str:
+        ids = [c["id"] for c in self.calls[-limit:]]
+        return ", ".join(ids) if ids else "none yet"
+
+    # ---- the record ----------------------------------------------------------------------
+
+    def final_answer(self) -> str | None:
+        """The explicit final answer, or else the last assistant message that has text."""
+        if self.final is not None:
+            return self.final
+        for message in reversed(self.messages):
+            if message["role"] == "assistant":
+                text = content_text(message["content"])
+                if text.strip():
+                    return text
+        return None
+
+    def build(self) -> RunRecord:
+        """Validate everything collected into one `RunRecord`."""
+        if self.notes:
+            self.metadata["import_notes"] = self.notes
+        data: dict[str, Any] = {
+            "task": self.task,
+            "user_turns": self.user_turns,
+            "messages": self.messages,
+            "tool_calls": self.calls,
+            "final_answer": self.final_answer(),
+            "turns": self.turn,
+            "source_format": self.source_format,
+            "metadata": self.metadata,
+            **self.fields,
+        }
+        return validate_record(data, self.source)
+
+
+def validate_record(data: dict[str, Any], source: str) -> RunRecord:
+    """`RunRecord.model_validate`, with its errors said as a `RecordError`."""
+    try:
+        return RunRecord.model_validate(data)
+    except ValidationError as exc:
+        raise RecordError(
+            source,
+            "not a valid run record: " + describe_validation(exc),
+            "see docs/run-record.md for every field and its type",
+        ) from None
+
+
+def describe_validation(exc: ValidationError, limit: int = 5) -> str:
+    """The first few problems of a validation error, each as `path: message`."""
+    errors = exc.errors()
+    parts = []
+    for error in errors[:limit]:
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+        parts.append(f"{path.lstrip('.') or '(top)'}: {error['msg']}")
+    more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
+    return "; ".join(parts) + more

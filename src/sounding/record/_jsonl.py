@@ -1,0 +1,437 @@
+"""The event stream an agent writes to `SOUNDING_TRACE`: one JSON object per line.
+
+Every event has a `type` and may carry `ts` (unix seconds). The fields of each type are
+fixed below; an unknown type or field is refused with the line and the closest name, so a
+typo (`arguments` for `args`) never drops data silently. See docs/run-record.md.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from sounding.record._build import Attach, RecordBuilder, RecordError, dump_result, parse_args
+from sounding.record._model import RunRecord
+
+_Check = Callable[[Any], bool]
+
+
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _is_id(v: Any) -> bool:
+    return isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _is_count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_bool(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+def _is_object(v: Any) -> bool:
+    return isinstance(v, dict)
+
+
+def _is_args(v: Any) -> bool:
+    return isinstance(v, dict | str)
+
+
+def _is_any(v: Any) -> bool:
+    return True
+
+
+_KIND: dict[_Check, str] = {
+    _is_str: "a string",
+    _is_id: "a string (or an integer)",
+    _is_number: "a number",
+    _is_count: "a non-negative integer",
+    _is_int: "an integer",
+    _is_bool: "true or false",
+    _is_object: "a JSON object",
+    _is_args: "a JSON object (or a string holding one)",
+    _is_any: "any JSON value",
+}
+
+# type -> field -> (check, required). `ts` is allowed on every event.
+EVENT_FIELDS: dict[str, dict[str, tuple[_Check, bool]]] = {
+    "task": {"prompt": (_is_str, True)},
+    "user": {"text": (_is_str, True)},
+    "assistant": {"text": (_is_str, True)},
+    "tool_call": {"id": (_is_id, False), "name": (_is_str, True), "args": (_is_args, False)},
+    "tool_result": {
+        "id": (_is_id, False),
+        "result": (_is_any, False),
+        "is_error": (_is_bool, False),
+    },
+    "passage": {"id": (_is_id, True), "text": (_is_str, False), "source": (_is_str, False)},
+    "hook": {
+        "name": (_is_str, True),
+        "decision": (_is_str, False),
+        "reason": (_is_str, False),
+        "tool_call_id": (_is_id, False),
+    },
+    "approval": {
+        "id": (_is_id, False),
+        "tool": (_is_str, False),
+        "tool_call_id": (_is_id, False),
+        "by": (_is_str, False),
+    },
+    "audit": {"kind": (_is_str, True), "details": (_is_object, False)},
+    "usage": {
+        "input_tokens": (_is_count, False),
+        "output_tokens": (_is_count, False),
+        "cost_usd": (_is_number, False),
+        "model": (_is_str, False),
+    },
+    "final": {"text": (_is_str, True)},
+    "error": {"message": (_is_str, True)},
+    "meta": {},
+}
+EVENT_TYPES = tuple(EVENT_FIELDS)
+_REQUIRED = {
+    kind: tuple(k for k, (_c, req) in f.items() if req) for kind, f in EVENT_FIELDS.items()
+}
+_ALLOWED = {kind: [*fields, "type", "ts"] for kind, fields in EVENT_FIELDS.items()}
+_META_FIELDS = {"model": _is_str, "seed": _is_int, "duration_ms": _is_number}
+
+
+def parse_jsonl(text: str, source: str) -> RunRecord:
+    """Read an event stream into a record; a malformed line is a `RecordError` naming it."""
+    reader = _Reader(source)
+    for number, event in _events(text, source, reader):
+        reader.read(event, number)
+    return reader.finish()
+
+
+def _events(text: str, source: str, reader: _Reader) -> list[tuple[int, Any]]:
+    """(line number, decoded value) of every non-blank line.
+
+    All lines are decoded at once as one JSON array when they allow it; only a stream with
+    a bad line is read line by line, to say which line it is.
+    """
+    lines = text.splitlines()
+    numbered = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
+    try:
+        values = json.loads("[" + ",".join(line for _n, line in numbered) + "]")
+    except json.JSONDecodeError:
+        values = None
+    if values is not None and len(values) == len(numbered):
+        return [(n, value) for (n, _line), value in zip(numbered, values, strict=True)]
+    unfinished = not text.endswith(("\n", "\r"))
+    events = []
+    for number, line in numbered:
+        event = _decode(line, number, source, tolerate=unfinished and number == len(lines))
+        if event is None:
+            reader.builder.metadata["truncated_line"] = number
+        else:
+            events.append((number, event))
+    return events
+
+
+def _decode(line: str, number: int, source: str, *, tolerate: bool) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        if tolerate:  # the last line of a killed agent, cut mid-write: drop it, mark it
+            return None
+        raise RecordError(
+            source,
+            f"not JSON: {exc.msg} (column {exc.colno})",
+            "each line must be one JSON object, such as "
+            '{"type": "tool_call", "name": "search", "args": {"q": "x"}}',
+            line=number,
+        ) from None
+
+
+def _closest(word: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(word, known, n=1)
+    return f"did you mean '{close[0]}'? " if close else ""
+
+
+def _validate(event: Any, number: int, source: str) -> str:
+    """Check the event's type and fields; returns its type."""
+    if not isinstance(event, dict):
+        raise RecordError(
+            source,
+            f"a JSON {type(event).__name__}, not an object",
+            'each line must be one JSON object with a "type"',
+            line=number,
+        )
+    kind = event.get("type")
+    if not isinstance(kind, str):
+        raise RecordError(
+            source,
+            "the event has no string 'type'",
+            f"add one of: {', '.join(EVENT_TYPES)}",
+            line=number,
+        )
+    fields = EVENT_FIELDS.get(kind)
+    if fields is None:
+        raise RecordError(
+            source,
+            f"unknown event type '{kind}'",
+            f"{_closest(kind, list(EVENT_TYPES))}known types: {', '.join(EVENT_TYPES)}",
+            line=number,
+        )
+    if kind != "meta":
+        _validate_fields(kind, fields, event, number, source)
+    _validate_ts(event, number, source)
+    return kind
+
+
+def _validate_fields(
+    kind: str,
+    fields: dict[str, tuple[_Check, bool]],
+    event: dict[str, Any],
+    number: int,
+    source: str,
+) -> None:
+    allowed = _ALLOWED[kind]
+    for key, value in event.items():
+        if key in ("type", "ts"):
+            continue
+        spec = fields.get(key)
+        if spec is None:
+            raise RecordError(
+                source,
+                f"a '{kind}' event has no field '{key}'",
+                f"{_closest(key, allowed)}its fields are: {', '.join(allowed)}",
+                line=number,
+            )
+        check, required = spec
+        if (value is not None or required) and not check(value):
+            raise RecordError(
+                source,
+                f"'{kind}' field '{key}' must be {_KIND[check]}, not {json.dumps(value)[:60]}",
+                "fix the value the agent writes",
+                line=number,
+            )
+    for key in _REQUIRED[kind]:
+        if key not in event:
+            raise RecordError(
+                source,
+                f"a '{kind}' event needs '{key}'",
+                f"its fields are: {', '.join(allowed)}",
+                line=number,
+            )
+
+
+def _validate_ts(event: dict[str, Any], number: int, source: str) -> None:
+    ts = event.get("ts")
+    if ts is not None and not _is_number(ts):
+        raise RecordError(
+            source,
+            f"'ts' must be a number (unix seconds), not {json.dumps(ts)[:60]}",
+            "write time.time() or leave 'ts' out",
+            line=number,
+        )
+
+
+class _Reader:
+    """Turns validated events into builder calls, one handler per event type."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.builder = RecordBuilder(source, "jsonl")
+        self.usage: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0}
+        self.lists: dict[str, list[dict[str, Any]]] = {
+            "passages": [],
+            "hooks": [],
+            "approvals": [],
+            "audit": [],
+        }
+        self.errors: list[str] = []
+        self.stamps: list[float] = []
+        self.line_of_call: dict[int, int] = {}
+        self.handlers: dict[str, Callable[[dict[str, Any], int], None]] = {
+            "task": self._task,
+            "user": self._user,
+            "assistant": self._assistant,
+            "tool_call": self._tool_call,
+            "tool_result": self._tool_result,
+            "passage": self._passage,
+            "hook": self._hook,
+            "approval": self._approval,
+            "audit": self._audit,
+            "usage": self._usage,
+            "final": self._final,
+            "error": self._error,
+            "meta": self._meta,
+        }
+
+    def read(self, event: Any, number: int) -> None:
+        kind = _validate(event, number, self.source)
+        ts = event.get("ts")
+        if ts is not None:
+            self.stamps.append(ts)
+        self.handlers[kind](event, number)
+
+    def finish(self) -> RunRecord:
+        b = self.builder
+        b.fields.update(self.lists)
+        b.fields["usage"] = self.usage
+        if self.errors:
+            b.fields["error"] = "\n".join(self.errors)
+        b.fields.setdefault("model", self.usage.get("model"))
+        if "duration_ms" not in b.fields and len(self.stamps) >= 2:
+            b.fields["duration_ms"] = (max(self.stamps) - min(self.stamps)) * 1000.0
+        return b.build()
+
+    # ---- conversation --------------------------------------------------------------------
+
+    def _task(self, event: dict[str, Any], number: int) -> None:
+        b = self.builder
+        b.task = event["prompt"]
+        if b.turn == 0:
+            b.user(event["prompt"])
+
+    def _user(self, event: dict[str, Any], number: int) -> None:
+        self.builder.user(event["text"])
+
+    def _assistant(self, event: dict[str, Any], number: int) -> None:
+        self.builder.message("assistant", event["text"])
+
+    def _final(self, event: dict[str, Any], number: int) -> None:
+        b = self.builder
+        b.final = event["text"]
+        last = b.last_assistant()
+        if last is None or b.messages[last]["content"] != b.final:
+            b.message("assistant", b.final)
+
+    def _error(self, event: dict[str, Any], number: int) -> None:
+        self.errors.append(event["message"])
+
+    def _meta(self, event: dict[str, Any], number: int) -> None:
+        for key, value in event.items():
+            if key in ("type", "ts"):
+                continue
+            check = _META_FIELDS.get(key)
+            if check is None:
+                self.builder.metadata[key] = value
+            elif check(value):
+                self.builder.fields[key] = value
+            else:
+                raise RecordError(
+                    self.source,
+                    f"meta '{key}' must be {_KIND[check]}, not {json.dumps(value)[:60]}",
+                    "fix the value, or put it under another key to keep it as metadata",
+                    line=number,
+                )
+
+    # ---- tools ---------------------------------------------------------------------------
+
+    def _tool_call(self, event: dict[str, Any], number: int) -> None:
+        b = self.builder
+        call_id = event.get("id")
+        args, args_error = parse_args(event.get("args"))
+        call: dict[str, Any] = {
+            "id": f"call-{len(b.calls) + 1}" if call_id is None else str(call_id),
+            "name": event["name"],
+            "args": args,
+            "args_error": args_error,
+            "started_at": event.get("ts"),
+        }
+        index = b.last_assistant()
+        if index is None:
+            index = b.message("assistant", None)
+        b.call(call, index)
+        self.line_of_call[len(b.calls) - 1] = number
+
+    def _tool_result(self, event: dict[str, Any], number: int) -> None:
+        b = self.builder
+        call_id = self._result_id(event, number)
+        raw = event.get("result")
+        text = None if raw is None else dump_result(raw)
+        outcome = b.result(
+            call_id, text, is_error=bool(event.get("is_error")), ended_at=event.get("ts")
+        )
+        if outcome is Attach.UNKNOWN:
+            raise RecordError(
+                self.source,
+                f"tool_result for call id '{call_id}', which no tool_call made",
+                f"write the tool_call line first, with that id (ids so far: {b.known_ids()})",
+                line=number,
+            )
+        if outcome is Attach.ANSWERED:
+            raise RecordError(
+                self.source,
+                f"a second tool_result for call id '{call_id}'",
+                "write one tool_result per tool_call; give each call its own id",
+                line=number,
+            )
+        b.message("tool", text, tool_call_id=call_id)
+
+    def _result_id(self, event: dict[str, Any], number: int) -> str:
+        if event.get("id") is not None:
+            return str(event["id"])
+        calls = self.builder.calls
+        if calls and "result" not in calls[-1]:
+            return str(calls[-1]["id"])
+        raise RecordError(
+            self.source,
+            "a tool_result without an 'id', and the last tool_call already has its result",
+            "give the tool_result the id of the tool_call it answers",
+            line=number,
+        )
+
+    # ---- the rest ------------------------------------------------------------------------
+
+    def _passage(self, event: dict[str, Any], number: int) -> None:
+        passage = {k: event.get(k) for k in ("text", "source") if event.get(k) is not None}
+        passage.update(id=str(event["id"]), turn=self.builder.turn)
+        self.lists["passages"].append(passage)
+
+    def _hook(self, event: dict[str, Any], number: int) -> None:
+        hook = {k: event.get(k) for k in ("name", "decision", "reason")}
+        hook["tool_call_id"] = _opt_str(event.get("tool_call_id"))
+        hook["at"] = event.get("ts")
+        self.lists["hooks"].append(hook)
+
+    def _approval(self, event: dict[str, Any], number: int) -> None:
+        approvals = self.lists["approvals"]
+        approval_id = event.get("id")
+        approvals.append(
+            {
+                "id": f"approval-{len(approvals) + 1}" if approval_id is None else str(approval_id),
+                "tool": event.get("tool"),
+                "tool_call_id": _opt_str(event.get("tool_call_id")),
+                "by": event.get("by"),
+                "at": event.get("ts"),
+            }
+        )
+
+    def _audit(self, event: dict[str, Any], number: int) -> None:
+        entry = {
+            "type": event["kind"],
+            "details": event.get("details") or {},
+            "at": event.get("ts"),
+        }
+        self.lists["audit"].append(entry)
+
+    def _usage(self, event: dict[str, Any], number: int) -> None:
+        usage = self.usage
+        usage["input_tokens"] += event.get("input_tokens") or 0
+        usage["output_tokens"] += event.get("output_tokens") or 0
+        cost = event.get("cost_usd")
+        if cost is not None:
+            usage["cost_usd"] = usage.get("cost_usd", 0.0) + cost
+        if event.get("model") is not None:
+            usage["model"] = event["model"]
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)

@@ -1,0 +1,80 @@
+"""The terminal: a live progress bar while trials run, then one line per scenario."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from sounding.runner._run import ScenarioLine
+from sounding.runner._trial import TrialOutcome
+
+STYLES = {"pass": "green", "flaky": "yellow", "fail": "red", "error": "magenta"}
+_REASON_WIDTH = 120
+
+
+class TrialProgress:
+    """A progress bar on stderr; silent when stderr is not a terminal."""
+
+    def __init__(self, console: Console) -> None:
+        self._progress = Progress(
+            TextColumn("[bold]trials"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[last]}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=not console.is_terminal,
+        )
+        self._task = self._progress.add_task("trials", total=0, last="")
+
+    def planned(self, total: int, done: int) -> None:
+        self._progress.update(self._task, total=total, completed=done)
+
+    def finished(self, outcome: TrialOutcome) -> None:
+        self._progress.update(self._task, advance=1, last=escape(outcome.key.label))
+
+    @contextmanager
+    def running(self) -> Iterator[TrialProgress]:
+        with self._progress:
+            yield self
+
+
+def scenario_line(line: ScenarioLine) -> str:
+    """`PASS  case/scenario  3/3  1.2s  first failure`, in rich markup."""
+    verdict = line.result.verdict.value
+    judged = line.result.passed + line.result.failed
+    counts = f"{line.result.passed}/{judged}"
+    if line.result.errors:
+        counts += f" ({line.result.errors} error)"
+    cell = "" if line.cell == "default" else f"[{escape(line.cell)}] "
+    reason = line.first_failure.replace("\n", " ")
+    if len(reason) > _REASON_WIDTH:
+        reason = reason[: _REASON_WIDTH - 1] + "…"
+    style = STYLES[verdict]
+    text = (
+        f"[{style}]{verdict.upper():<5}[/] {cell}{escape(line.case)}/{escape(line.scenario)}"
+        f"  {counts}  {line.duration_ms / 1000:.2f}s"
+    )
+    return text + (f"  [dim]{escape(reason)}[/]" if reason and verdict != "pass" else "")
+
+
+def print_summary(
+    console: Console, lines: list[ScenarioLine], artifacts: Path, seconds: float
+) -> None:
+    for line in lines:
+        console.print(scenario_line(line), highlight=False, soft_wrap=True)
+    totals = {v: 0 for v in STYLES}
+    for line in lines:
+        totals[line.result.verdict.value] += 1
+    trials = sum(line.result.trials for line in lines)
+    parts = ", ".join(f"[{STYLES[v]}]{n} {v}[/]" for v, n in totals.items())
+    console.print(
+        f"\n{parts} — {len(lines)} scenarios, {trials} trials in {seconds:.2f}s", highlight=False
+    )
+    console.print(f"artifacts: {artifacts}", highlight=False, soft_wrap=True)

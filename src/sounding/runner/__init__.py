@@ -1,0 +1,1 @@
+"""The runner: trials of a real agent in fresh workspaces."""

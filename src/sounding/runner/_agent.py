@@ -1,0 +1,210 @@
+"""Agent adapters: a command (argv, no shell) or a Python callable, run turn by turn.
+
+Both see the same contract: the prompt of the turn (on stdin for a command, as an argument for a
+callable), the workspace as working directory, and SOUNDING_* variables in the environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_TERM_GRACE = 1.0
+_import_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class TurnInput:
+    """What the runner hands the agent for one trial."""
+
+    turns: list[str]
+    workspace: Path
+    trace_path: Path
+    history_path: Path
+    env: dict[str, str]
+    timeout: float
+
+
+@dataclass
+class AgentRun:
+    """What one trial of the agent produced, whatever it was."""
+
+    answers: list[str] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int | None = None
+    timed_out: bool = False
+    failed_to_start: str | None = None
+    returned: Any = None
+    duration_ms: float = 0.0
+
+    @property
+    def produced_nothing(self) -> bool:
+        """The agent never ran: nothing printed, no trace, no answer. Only this is retried."""
+        return self.failed_to_start is not None
+
+
+def run_command(argv: list[str], given: TurnInput) -> AgentRun:
+    """Run the command once per turn in the workspace; each turn's stdout is its answer."""
+    run = AgentRun()
+    started = time.monotonic()
+    for index, prompt in enumerate(given.turns):
+        remaining = given.timeout - (time.monotonic() - started)
+        env = _turn_env(given, index, prompt, run.answers)
+        if not _command_turn(argv, given, env, prompt, max(remaining, 0.001), run):
+            break
+    run.duration_ms = (time.monotonic() - started) * 1000
+    return run
+
+
+def _command_turn(
+    argv: list[str],
+    given: TurnInput,
+    env: dict[str, str],
+    prompt: str,
+    timeout: float,
+    run: AgentRun,
+) -> bool:
+    try:
+        process = subprocess.Popen(
+            argv,
+            cwd=given.workspace,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        run.failed_to_start = f"could not start {argv[0]!r}: {exc.strerror or exc}"
+        return False
+    try:
+        out, err = process.communicate(prompt.encode(), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        run.timed_out = True
+        out, err = _kill_group(process)
+    finally:
+        _reap_group(process.pid)
+    run.stdout += out.decode(errors="replace")
+    run.stderr += err.decode(errors="replace")
+    run.answers.append(out.decode(errors="replace").strip())
+    run.exit_code = process.returncode
+    return not run.timed_out and process.returncode == 0
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
+    """TERM the agent's whole process group, then KILL what is left; collect what it printed."""
+    _signal_group(process.pid, signal.SIGTERM)
+    try:
+        return process.communicate(timeout=_TERM_GRACE)
+    except subprocess.TimeoutExpired:
+        _signal_group(process.pid, signal.SIGKILL)
+        return process.communicate()
+
+
+def _reap_group(pgid: int) -> None:
+    """No orphans: whatever the agent left running in its group is killed with it."""
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _turn_env(given: TurnInput, index: int, prompt: str, answers: list[str]) -> dict[str, str]:
+    history = [{"user": u, "answer": a} for u, a in zip(given.turns, answers, strict=False)]
+    given.history_path.write_text(json.dumps(history), encoding="utf-8")
+    return {
+        **given.env,
+        "SOUNDING_PROMPT": prompt,
+        "SOUNDING_TURN": str(index),
+        "SOUNDING_TURNS": str(len(given.turns)),
+        "SOUNDING_HISTORY": str(given.history_path),
+    }
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """What a Python callable agent receives besides the prompt."""
+
+    workspace: Path
+    trace_path: Path
+    turn: int
+    history: list[dict[str, str]]
+    env: dict[str, str]
+
+
+def load_callable(target: str, suite_root: Path) -> Any:
+    """Import `module:function`, with the suite folder on the import path."""
+    module_name, _, attribute = target.partition(":")
+    with _import_lock:
+        root = str(suite_root)
+        if root not in sys.path:
+            sys.path.insert(0, root)
+        module = importlib.import_module(module_name)
+    function = getattr(module, attribute, None)
+    if not callable(function):
+        raise AttributeError(
+            f"agent.callable '{target}': {module_name} has no function {attribute}"
+        )
+    return function
+
+
+def run_callable(function: Any, given: TurnInput) -> AgentRun:
+    """Call `function(prompt, context)` per turn in a worker thread bounded by the timeout.
+
+    A callable that overruns cannot be killed (Python threads cannot be); the trial is an
+    error and the thread is abandoned. Use a command agent when you need a hard stop.
+    """
+    run = AgentRun()
+    started = time.monotonic()
+    for index, prompt in enumerate(given.turns):
+        history = [{"user": u, "answer": a} for u, a in zip(given.turns, run.answers, strict=False)]
+        context = AgentContext(given.workspace, given.trace_path, index, history, given.env)
+        remaining = given.timeout - (time.monotonic() - started)
+        box: dict[str, Any] = {}
+        worker = threading.Thread(target=_call, args=(function, prompt, context, box), daemon=True)
+        worker.start()
+        worker.join(max(remaining, 0.001))
+        if worker.is_alive():
+            run.timed_out = True
+            break
+        if "error" in box:
+            run.exit_code = 1
+            run.stderr += box["error"]
+            break
+        run.returned = box.get("value")
+        run.answers.append(_answer_of(run.returned))
+        run.exit_code = 0
+    run.duration_ms = (time.monotonic() - started) * 1000
+    return run
+
+
+def _call(function: Any, prompt: str, context: AgentContext, box: dict[str, Any]) -> None:
+    try:
+        box["value"] = function(prompt, context)
+    except BaseException as exc:  # the agent's own failure, kept as its stderr
+        import traceback
+
+        box["error"] = "".join(traceback.format_exception(exc))
+
+
+def _answer_of(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return str(value.get("final_answer") or "")
+    return str(getattr(value, "final_answer", "") or "")

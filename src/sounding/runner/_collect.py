@@ -1,0 +1,45 @@
+"""Collect: turn what the agent left (a trace, or only its output) into a run record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sounding.record import RunRecord, load_record
+from sounding.runner._agent import AgentRun
+
+_TAIL = 2000
+
+
+def build_record(turns: list[str], run: AgentRun, trace_path: Path) -> RunRecord:
+    """The trial's record: from the trace when the agent wrote one, else from its output.
+
+    An agent that writes no trace still gets a record: its final answer is what it printed
+    (for a callable, what it returned), so plain command-line agents are checkable as they are.
+    """
+    if isinstance(run.returned, RunRecord):
+        record = run.returned
+    elif (
+        isinstance(run.returned, dict) and "final_answer" in run.returned and len(run.returned) > 1
+    ):
+        record = RunRecord.model_validate(run.returned)
+    elif trace_path.is_file() and trace_path.stat().st_size > 0:
+        record = load_record(trace_path, format="jsonl")
+    else:
+        record = RunRecord()
+    updates: dict[str, object] = {"duration_ms": run.duration_ms}
+    if not record.user_turns:
+        updates["user_turns"] = list(turns)
+    if record.task is None and turns:
+        updates["task"] = turns[0]
+    if record.final_answer is None and run.answers:
+        updates["final_answer"] = run.answers[-1]
+    if not record.turns:
+        updates["turns"] = len(run.answers)
+    if record.error is None and run.exit_code not in (0, None):
+        updates["error"] = _exit_error(run)
+    return record.model_copy(update=updates)
+
+
+def _exit_error(run: AgentRun) -> str:
+    tail = run.stderr.strip()[-_TAIL:]
+    return f"the agent exited with status {run.exit_code}" + (f": {tail}" if tail else "")

@@ -1,0 +1,137 @@
+"""The suite: `sounding.toml` (agent, defaults, output, judge, services) and its case files."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shlex
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+CONFIG_NAME = "sounding.toml"
+
+
+class SuiteConfigError(ValueError):
+    """`sounding.toml` is missing or wrong; the message says where and how to fix it."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AgentConfig(_Strict):
+    """The agent under test: a command (argv, no shell) or a Python callable `module:function`."""
+
+    command: str | list[str] | None = None
+    callable: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    attempts: int = Field(default=3, ge=1, le=20)
+    model: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> AgentConfig:
+        if (self.command is None) == (self.callable is None):
+            raise ValueError("set exactly one of agent.command or agent.callable")
+        if self.callable is not None and ":" not in self.callable:
+            raise ValueError(f"agent.callable '{self.callable}' must read 'module:function'")
+        return self
+
+    @property
+    def argv(self) -> list[str]:
+        if isinstance(self.command, list):
+            return list(self.command)
+        return shlex.split(self.command or "")
+
+
+class DefaultsConfig(_Strict):
+    parallel: int | None = Field(default=None, ge=1)
+
+
+class OutputConfig(_Strict):
+    dir: str = "results"
+
+
+class SuiteFile(_Strict):
+    agent: AgentConfig
+    defaults: DefaultsConfig = Field(default_factory=DefaultsConfig)
+    output: OutputConfig = Field(default_factory=OutputConfig)
+    judge: dict[str, Any] | None = None
+    services: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    cells: dict[str, Any] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A suite folder with its validated configuration."""
+
+    root: Path
+    config: SuiteFile
+
+    @property
+    def cases_dir(self) -> Path:
+        return self.root / "cases"
+
+    @property
+    def results_dir(self) -> Path:
+        return (self.root / self.config.output.dir).resolve()
+
+    def case_files(self, names: list[str] | None = None) -> list[Path]:
+        """Case files by name (file name without folder and extension), or all of them."""
+        found = sorted(
+            p for p in self.cases_dir.glob("*") if p.suffix in (".yaml", ".yml", ".toml")
+        )
+        if not names:
+            return found
+        by_name = {p.stem: p for p in found}
+        chosen = []
+        for name in names:
+            if name not in by_name:
+                close = difflib.get_close_matches(name, list(by_name), n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                raise SuiteConfigError(
+                    f"{self.cases_dir}: no case '{name}'{hint} (cases: {', '.join(by_name)})"
+                )
+            chosen.append(by_name[name])
+        return chosen
+
+    def sql_servers(self) -> dict[str, str]:
+        """Server URLs for `sql` services: `[services.<name>] server`, or SOUNDING_SQL_SERVER."""
+        servers = {
+            name: str(s["server"]) for name, s in self.config.services.items() if "server" in s
+        }
+        if "SOUNDING_SQL_SERVER" in os.environ:
+            servers["sql"] = os.environ["SOUNDING_SQL_SERVER"]
+        return servers
+
+
+def load_suite(path: Path) -> Suite:
+    """Read `sounding.toml` from a suite folder; every problem names the file and key."""
+    root = path.resolve()
+    config_path = root / CONFIG_NAME
+    if not config_path.is_file():
+        raise SuiteConfigError(
+            f"{root}: no {CONFIG_NAME} here; run `sounding init {path}` to make a suite"
+        )
+    try:
+        raw = tomllib.loads(config_path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SuiteConfigError(f"{config_path}: not valid TOML: {exc}") from None
+    try:
+        return Suite(root, SuiteFile.model_validate(raw))
+    except ValidationError as exc:
+        raise SuiteConfigError(_describe(config_path, exc)) from None
+
+
+def _describe(path: Path, exc: ValidationError) -> str:
+    lines = []
+    for error in exc.errors():
+        key = ".".join(str(part) for part in error["loc"]) or "(top level)"
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            message = "unknown key"
+        lines.append(f"{path}: {key}: {message}")
+    return "\n".join(lines)

@@ -1,0 +1,52 @@
+"""Before any trial runs: resolve the agent, the judge and the services, or say what is wrong."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+from sounding.runner._agent import load_callable
+from sounding.runner._config import Suite
+from sounding.runner._run import RunOptions
+from sounding.runner._trial import Agent
+
+
+class RunSetupError(RuntimeError):
+    """The run cannot start; nothing has run yet."""
+
+
+def prepare_run(suite: Suite, options: RunOptions) -> tuple[Agent, dict[str, Any]]:
+    """The agent and the run-wide settings, checked before the first trial."""
+    return _agent(suite), {"service_settings": _service_settings(suite, options)}
+
+
+def _agent(suite: Suite) -> Agent:
+    config = suite.config.agent
+    env = {key: value.replace("{suite}", str(suite.root)) for key, value in config.env.items()}
+    if config.callable is not None:
+        try:
+            function = load_callable(config.callable, suite.root)
+        except (ImportError, AttributeError) as exc:
+            raise RunSetupError(
+                f"{suite.root / 'sounding.toml'}: agent.callable '{config.callable}' cannot be "
+                f"loaded: {exc}"
+            ) from None
+        return Agent("callable", function=function, env=env, attempts=config.attempts)
+    argv = [arg.replace("{suite}", str(suite.root)) for arg in config.argv]
+    if not argv:
+        raise RunSetupError(f"{suite.root / 'sounding.toml'}: agent.command is empty")
+    if os.sep not in argv[0] and shutil.which(argv[0]) is None:
+        raise RunSetupError(
+            f"{suite.root / 'sounding.toml'}: agent.command starts with '{argv[0]}', which is "
+            "not on PATH; give a full path, or `{suite}/...` for a program inside the suite"
+        )
+    return Agent("command", argv=argv, env=env, attempts=config.attempts)
+
+
+def _service_settings(suite: Suite, options: RunOptions) -> Any:
+    try:
+        from sounding.services import ServiceSettings
+    except ImportError:  # services arrive with their own package
+        return None
+    return ServiceSettings(keep=options.keep, servers=suite.sql_servers())

@@ -1,0 +1,241 @@
+"""One trial, in small steps: prepare → run → collect → measure → store."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sounding._measure import measure_trial
+from sounding.checks import Evidence, Judge, ServiceEvidence
+from sounding.record import RunRecord
+from sounding.runner._agent import AgentRun, TurnInput, run_callable, run_command
+from sounding.runner._collect import build_record
+from sounding.runner._workspace import Origin, changes, prepare
+from sounding.scoring import TrialScore
+from sounding.spec import Case, Scenario
+from sounding.store import TRIAL_SCHEMA, TrialKey, write_json, write_text
+
+
+@dataclass(frozen=True)
+class Agent:
+    """The agent under test, resolved once per run."""
+
+    kind: str  # "command" | "callable"
+    argv: list[str] = field(default_factory=list)
+    function: Any = None
+    env: dict[str, str] = field(default_factory=dict)
+    attempts: int = 3
+
+    def run(self, given: TurnInput) -> AgentRun:
+        if self.kind == "command":
+            return run_command(self.argv, given)
+        return run_callable(self.function, given)
+
+
+@dataclass(frozen=True)
+class TrialPlan:
+    """Everything one trial needs, decided before it starts."""
+
+    key: TrialKey
+    case: Case
+    scenario: Scenario
+    origin: Origin
+    folder: Path
+    cell_env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TrialSettings:
+    """What is the same for every trial of a run."""
+
+    agent: Agent
+    suite_root: Path
+    judge: Judge | None = None
+    service_settings: Any = None
+
+
+@dataclass
+class TrialOutcome:
+    """What a finished trial left: its state and score, as stored in trial.json."""
+
+    key: TrialKey
+    state: str  # "scored" | "error"
+    score: TrialScore | None
+    reason: str
+    duration_ms: float
+    attempts: int
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str:
+        return self.score.verdict.value if self.score else "error"
+
+
+def run_trial(plan: TrialPlan, settings: TrialSettings) -> TrialOutcome:
+    """Run one trial to the end; never raises for anything the agent or a check did."""
+    started = time.monotonic()
+    try:
+        outcome = _run(plan, settings, started)
+    except Exception as exc:  # the runner boundary: one broken trial never stops the others
+        reason = f"{type(exc).__name__}: {exc}"
+        write_text(plan.folder / "harness-error.txt", traceback.format_exc())
+        outcome = TrialOutcome(plan.key, "error", None, reason, _ms(started), 0)
+    store_outcome(plan.folder, outcome)
+    return outcome
+
+
+def _run(plan: TrialPlan, settings: TrialSettings, started: float) -> TrialOutcome:
+    services = _start_services(plan, settings)
+    try:
+        run, attempts = _attempts(plan, settings, services_env(services))
+        outcome_error = _agent_error(run)
+        _store_agent_output(plan.folder, run)
+        record = build_record(plan.scenario.user, run, plan.folder / "trace.jsonl")
+        write_text(plan.folder / "record.json", record.to_json())
+        if outcome_error:
+            return TrialOutcome(plan.key, "error", None, outcome_error, _ms(started), attempts)
+        evidence = _evidence(plan, record, run, services)
+        score = measure_trial(
+            plan.scenario, evidence, suite_dir=settings.suite_root, judge=settings.judge
+        )
+    finally:
+        if services is not None:
+            services.stop()
+    usage = record.usage.model_dump(exclude_none=True) | {"turns": record.turns}
+    return TrialOutcome(plan.key, "scored", score, score.reason, _ms(started), attempts, usage)
+
+
+def _attempts(
+    plan: TrialPlan, settings: TrialSettings, service_env: dict[str, str]
+) -> tuple[AgentRun, int]:
+    """Retry only a trial that produced nothing; a trial that produced a result never re-runs."""
+    workspace = plan.folder / "workspace"
+    run = AgentRun()
+    for attempt in range(1, settings.agent.attempts + 1):
+        if workspace.exists():
+            shutil.rmtree(workspace)
+        (plan.folder / "trace.jsonl").unlink(missing_ok=True)
+        prepare(plan.origin, workspace)
+        run = settings.agent.run(_turn_input(plan, settings, workspace, service_env))
+        if not run.produced_nothing:
+            return run, attempt
+    return run, settings.agent.attempts
+
+
+def _turn_input(
+    plan: TrialPlan, settings: TrialSettings, workspace: Path, service_env: dict[str, str]
+) -> TurnInput:
+    trace = plan.folder / "trace.jsonl"
+    env = {
+        **_base_env(),
+        **settings.agent.env,
+        **plan.scenario.env,
+        **plan.cell_env,
+        **service_env,
+        "SOUNDING_TRACE": str(trace),
+        "SOUNDING_WORKSPACE": str(workspace),
+        "SOUNDING_TRIAL": str(plan.key.trial),
+        "SOUNDING_SCENARIO": plan.key.scenario,
+        "SOUNDING_CASE": plan.key.case,
+    }
+    return TurnInput(
+        turns=plan.scenario.user,
+        workspace=workspace,
+        trace_path=trace,
+        history_path=plan.folder / "history.json",
+        env=env,
+        timeout=plan.scenario.timeout,
+    )
+
+
+def _base_env() -> dict[str, str]:
+    return dict(os.environ)
+
+
+def _agent_error(run: AgentRun) -> str | None:
+    if run.failed_to_start:
+        return f"the agent did not start: {run.failed_to_start}"
+    if run.timed_out:
+        return (
+            f"timed out after {run.duration_ms / 1000:.1f}s; the agent's process group was killed"
+        )
+    return None
+
+
+def _evidence(plan: TrialPlan, record: RunRecord, run: AgentRun, services: Any) -> Evidence:
+    workspace = plan.folder / "workspace"
+    found = changes(plan.origin, workspace)
+    if found.diff:
+        write_text(plan.folder / "diff.patch", found.diff)
+    write_json(
+        plan.folder / "changes.json", {"touched": found.touched, "artefacts": found.artefacts}
+    )
+    service_evidence: dict[str, ServiceEvidence] = {}
+    if services is not None:
+        service_evidence = services.evidence()
+        services.store(plan.folder)
+    return Evidence(
+        record=record,
+        workspace=workspace,
+        touched=frozenset(found.touched),
+        artefacts=frozenset(found.artefacts),
+        diff=found.diff,
+        stdout=run.stdout,
+        stderr=run.stderr,
+        services=service_evidence,
+        scenario_id=plan.scenario.id,
+        trial=plan.key.trial,
+        cell=plan.key.cell,
+    )
+
+
+def _store_agent_output(folder: Path, run: AgentRun) -> None:
+    if run.stdout:
+        write_text(folder / "stdout.txt", run.stdout)
+    if run.stderr:
+        write_text(folder / "stderr.txt", run.stderr)
+
+
+def _start_services(plan: TrialPlan, settings: TrialSettings) -> Any:
+    if not plan.case.services:
+        return None
+    from sounding.services import start_services
+
+    return start_services(
+        plan.case.services,
+        trial_dir=plan.folder,
+        suite_dir=settings.suite_root,
+        settings=settings.service_settings,
+    )
+
+
+def services_env(services: Any) -> dict[str, str]:
+    return dict(services.env) if services is not None else {}
+
+
+def store_outcome(folder: Path, outcome: TrialOutcome) -> None:
+    """Write trial.json last: its presence marks the trial as finished."""
+    write_json(folder / "trial.json", outcome_document(outcome))
+
+
+def outcome_document(outcome: TrialOutcome) -> dict[str, Any]:
+    return {
+        "schema": TRIAL_SCHEMA,
+        **outcome.key.as_dict(),
+        "state": outcome.state,
+        "verdict": outcome.verdict,
+        "reason": outcome.reason,
+        "duration_ms": round(outcome.duration_ms, 3),
+        "attempts": outcome.attempts,
+        "usage": outcome.usage,
+        "score": outcome.score.model_dump(mode="json") if outcome.score else None,
+    }
+
+
+def _ms(started: float) -> float:
+    return (time.monotonic() - started) * 1000

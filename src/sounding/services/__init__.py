@@ -1,0 +1,22 @@
+"""Real services beside the agent, one set per trial: `sql`, `http_mock`, `process`.
+
+    with start_services(case.services, trial_dir=..., suite_dir=..., settings=...) as services:
+        run_agent(env=services.env)
+        evidence = services.evidence()
+        services.store(trial_dir)
+
+See docs/services.md for how a case declares them.
+"""
+
+from sounding.services._base import ServiceError, ServiceSettings
+from sounding.services._set import ServiceSet, load_service_evidence, start_services
+from sounding.services._specs import validate_service_specs
+
+__all__ = [
+    "ServiceError",
+    "ServiceSet",
+    "ServiceSettings",
+    "load_service_evidence",
+    "start_services",
+    "validate_service_specs",
+]

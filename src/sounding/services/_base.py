@@ -1,0 +1,126 @@
+"""What every service type shares: its settings, its error, and the shape of a running one."""
+
+from __future__ import annotations
+
+import re
+import socket
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sounding.checks import ServiceEvidence
+
+SQL_SERVER_ENV = "SOUNDING_SQL_SERVER"
+"""The environment variable that names the default SQL server (`servers["sql"]`)."""
+
+
+class ServiceError(Exception):
+    """A service that cannot be declared, started or stopped as asked.
+
+    The message names the service and says how to fix it; `problems` lists every
+    problem found when several were (a spec with three mistakes reports all three).
+    """
+
+    def __init__(
+        self, message: str, *, service: str | None = None, problems: list[str] | None = None
+    ):
+        self.service = service
+        self.problems = problems or [message]
+        super().__init__(message)
+
+
+class ServiceSettings(BaseModel):
+    """How services run on this machine: the parts a suite file cannot know.
+
+    `servers` maps a service name, or `"sql"` for every sql service, to a server URL
+    (`postgresql://user@host:5432/admin_db`, `mysql://root@127.0.0.1:3306/`). A name
+    entry wins over the service's own `server:` field, which wins over `"sql"`.
+    `keep` leaves server databases in place after the trial, for re-scoring or a look.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    keep: bool = False
+    servers: dict[str, str] = Field(default_factory=dict)
+
+    def with_environment(self, environ: Mapping[str, str]) -> ServiceSettings:
+        """These settings with `SOUNDING_SQL_SERVER` (when set) as the default sql server."""
+        server = environ.get(SQL_SERVER_ENV, "").strip()
+        if not server:
+            return self
+        return self.model_copy(update={"servers": {**self.servers, "sql": server}})
+
+
+class SpecModel(BaseModel):
+    """Base of a service declaration: unknown keys are refused, like check params."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,39}$")
+    type: str
+
+
+@dataclass(frozen=True)
+class StartContext:
+    """Where a service starts: the trial's folder, the suite's folder, the settings.
+
+    `env` holds what the services started before this one handed to the agent, so a
+    `process` can be pointed at a database declared above it.
+    """
+
+    trial_dir: Path
+    suite_dir: Path
+    settings: ServiceSettings
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def services_dir(self) -> Path:
+        path = self.trial_dir / "services"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+
+class RunningService(ABC):
+    """One started service of one trial."""
+
+    name: str
+    type: str
+
+    @abstractmethod
+    def env(self) -> dict[str, str]:
+        """The variables handed to the agent."""
+
+    @abstractmethod
+    def evidence(self) -> ServiceEvidence:
+        """What checks read about this service now (after the agent ran)."""
+
+    @abstractmethod
+    def stored(self, trial_dir: Path) -> dict[str, Any]:
+        """A JSON-ready record of the evidence, for re-scoring from `trial_dir` later."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Stop the service and release what it holds; a second call does nothing."""
+
+
+def env_prefix(name: str) -> str:
+    """`SOUNDING_<NAME>`: the name upper-cased, anything not a letter or digit made `_`."""
+    return "SOUNDING_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def tail(text: str, lines: int = 15) -> str:
+    """The last lines of a program's output, for an error message."""
+    kept = text.rstrip().splitlines()[-lines:]
+    return "\n".join(kept)

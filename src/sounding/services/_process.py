@@ -1,0 +1,289 @@
+"""The `process` service: any local program started per trial, on a port we allocate.
+
+The command runs without a shell, in its own process group, from the suite's folder,
+with its output in `<trial>/services/<name>.stdout.log` / `.stderr.log`. `{port}`,
+`{suite_dir}` and `{trial_dir}` are replaced in the command, its env and its probe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from sounding.checks import ServiceEvidence
+from sounding.services._base import (
+    RunningService,
+    ServiceError,
+    SpecModel,
+    StartContext,
+    env_prefix,
+    free_port,
+    tail,
+)
+
+STOP_GRACE = 3.0
+"""Seconds a process group has to exit after SIGTERM before it gets SIGKILL."""
+
+_PROBE_INTERVAL = 0.05
+
+
+class WaitFor(BaseModel):
+    """The readiness probe: exactly one of a TCP connect, an HTTP GET, or a command."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tcp: bool | None = None
+    http: str | None = Field(default=None, pattern=r"^/")
+    command: list[str] | str | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> WaitFor:
+        given = [k for k in ("tcp", "http", "command") if getattr(self, k) not in (None, False)]
+        if len(given) != 1:
+            raise ValueError("give exactly one of tcp: true, http: /path, command: [...]")
+        return self
+
+
+class ProcessSpec(SpecModel):
+    """`{name, type: process, command, env?, wait_for?, deadline?, url?}` as in a case."""
+
+    type: Literal["process"]
+    command: list[str] | str
+    env: dict[str, str] = Field(default_factory=dict)
+    wait_for: WaitFor | None = None
+    deadline: float = Field(default=10.0, gt=0)
+    url: str = "http://127.0.0.1:{port}"
+
+    def uses_port(self) -> bool:
+        texts = [self.command if isinstance(self.command, str) else " ".join(self.command)]
+        return any("{port}" in text for text in [*texts, *self.env.values()])
+
+    def probe(self) -> WaitFor | None:
+        """The probe to wait on: the declared one, else a TCP connect when a port is used."""
+        if self.wait_for is None and self.uses_port():
+            return WaitFor(tcp=True)
+        return self.wait_for
+
+
+def argv(command: list[str] | str) -> list[str]:
+    """A command as arguments: a list as given, a string split like a shell would (no shell)."""
+    return list(command) if isinstance(command, list) else shlex.split(command)
+
+
+def process_problems(spec: ProcessSpec) -> list[str]:
+    found = []
+    for where, command in (("command", spec.command), ("wait_for.command", _probe_command(spec))):
+        try:
+            if command is not None and not argv(command):
+                found.append(f"{where} is empty; give the program to run")
+        except ValueError as exc:
+            found.append(f"{where} cannot be split ({exc}); give it as a list")
+    probe = spec.wait_for
+    if probe is not None and (probe.tcp or probe.http) and not spec.uses_port():
+        found.append("wait_for probes a port but the command never uses {port}; pass {port} to it")
+    return found
+
+
+def _probe_command(spec: ProcessSpec) -> list[str] | str | None:
+    return spec.wait_for.command if spec.wait_for is not None else None
+
+
+class ProcessService(RunningService):
+    """A started program: its process group, its port, its logs."""
+
+    def __init__(self, spec: ProcessSpec, context: StartContext) -> None:
+        self.name, self.type, self.spec = spec.name, "process", spec
+        self.port = free_port()
+        self.logs = context.services_dir / spec.name
+        self._places = {
+            "{suite_dir}": str(context.suite_dir),
+            "{trial_dir}": str(context.trial_dir),
+        }
+        self._cwd = context.suite_dir
+        self._env = {**os.environ, **context.env, **self._fill_all(spec.env)}
+        self.command = [self._fill(part) for part in argv(spec.command)]
+        self._outputs: list[IO[bytes]] = []
+        self._process: subprocess.Popen[bytes] | None = None
+        self._stopped = False
+
+    def _fill(self, text: str) -> str:
+        for key, value in {**self._places, "{port}": str(self.port)}.items():
+            text = text.replace(key, value)
+        return text
+
+    def _fill_all(self, env: dict[str, str]) -> dict[str, str]:
+        return {key: self._fill(value) for key, value in env.items()}
+
+    @property
+    def url(self) -> str:
+        return self._fill(self.spec.url)
+
+    def launch(self) -> None:
+        self._outputs = [open(f"{self.logs}.{kind}.log", "wb") for kind in ("stdout", "stderr")]  # noqa: SIM115
+        try:
+            self._process = subprocess.Popen(
+                self.command,
+                cwd=self._cwd,
+                env=self._env,
+                stdin=subprocess.DEVNULL,
+                stdout=self._outputs[0],
+                stderr=self._outputs[1],
+                start_new_session=True,
+            )
+        except OSError as exc:
+            self._close_outputs()
+            raise ServiceError(
+                f"process service '{self.name}': cannot start {self.command[0]!r}: "
+                f"{exc.strerror or exc}; check the command (it runs from {self._cwd}, no shell)",
+                service=self.name,
+            ) from None
+
+    def wait_ready(self) -> None:
+        """Probe until ready; past `deadline`, ServiceError with the last failure and stderr."""
+        probe = self.spec.probe()
+        if probe is None:
+            return
+        check = self._prober(probe)
+        deadline = time.monotonic() + self.spec.deadline
+        while True:
+            self._fail_if_exited()
+            failure = check(deadline)
+            if failure is None:
+                return
+            if time.monotonic() >= deadline:
+                self._fail(f"was not ready after {self.spec.deadline:g}s; last probe: {failure}")
+            time.sleep(_PROBE_INTERVAL)
+
+    def _prober(self, probe: WaitFor) -> Callable[[float], str | None]:
+        if probe.http is not None:
+            path = self._fill(probe.http)
+            return lambda _deadline: _http_probe(self.port, path)
+        if probe.command is not None:
+            command = [self._fill(part) for part in argv(probe.command)]
+            return lambda deadline: _command_probe(command, self._env, self._cwd, deadline)
+        return lambda _deadline: _tcp_probe(self.port)
+
+    def _fail_if_exited(self) -> None:
+        assert self._process is not None
+        code = self._process.poll()
+        if code is not None:
+            self._fail(f"exited with code {code} before it was ready")
+
+    def _fail(self, what: str) -> None:
+        self.stop()
+        stderr = tail(self._read_log("stderr"))
+        shown = f"\nits stderr ends with:\n{stderr}" if stderr else " (its stderr is empty)"
+        raise ServiceError(
+            f"process service '{self.name}' ({shlex.join(self.command)}) {what}; "
+            f"fix the command or raise deadline:{shown}",
+            service=self.name,
+        )
+
+    def _read_log(self, kind: str) -> str:
+        try:
+            return Path(f"{self.logs}.{kind}.log").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def env(self) -> dict[str, str]:
+        prefix = env_prefix(self.name)
+        return {f"{prefix}_URL": self.url, f"{prefix}_PORT": str(self.port)}
+
+    def evidence(self) -> ServiceEvidence:
+        url = None if self._stopped else self.url
+        return ServiceEvidence(self.name, "process", url, self._details())
+
+    def _details(self) -> dict[str, Any]:
+        code = None if self._process is None else self._process.poll()
+        details: dict[str, Any] = {"port": self.port, "command": self.command}
+        if code is not None and not self._stopped:
+            details["exited"] = code
+            details["stderr_tail"] = tail(self._read_log("stderr"))
+        return details
+
+    def stored(self, trial_dir: Path) -> dict[str, Any]:
+        return {"type": "process", "url": None, "details": self._details()}
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        if self._process is not None:
+            _end_group(self._process)
+        self._close_outputs()
+
+    def _close_outputs(self) -> None:
+        for output in self._outputs:
+            output.close()
+
+
+def _end_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the whole group, SIGKILL to what is left after the grace period."""
+    if process.poll() is None:
+        _signal_group(process.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(STOP_GRACE)
+    _signal_group(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def _signal_group(group: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, sig)
+
+
+def _tcp_probe(port: int) -> str | None:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return None
+    except OSError as exc:
+        return f"tcp 127.0.0.1:{port}: {exc.strerror or exc}"
+
+
+def _http_probe(port: int, path: str) -> str | None:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1.0)
+    try:
+        connection.request("GET", path)
+        status = connection.getresponse().status
+    except (OSError, http.client.HTTPException) as exc:
+        return f"GET {path}: {getattr(exc, 'strerror', None) or exc or type(exc).__name__}"
+    finally:
+        connection.close()
+    return None if 200 <= status < 400 else f"GET {path} answered {status}"
+
+
+def _command_probe(
+    command: list[str], env: dict[str, str], cwd: Path, deadline: float
+) -> str | None:
+    limit = max(0.1, deadline - time.monotonic())
+    try:
+        done = subprocess.run(
+            command, env=env, cwd=cwd, capture_output=True, timeout=limit, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return f"{shlex.join(command)} did not finish in {limit:.1f}s"
+    except OSError as exc:
+        return f"{command[0]!r} cannot run: {exc.strerror or exc}"
+    if done.returncode == 0:
+        return None
+    output = tail((done.stderr or done.stdout).decode("utf-8", "replace"), 3)
+    return f"{shlex.join(command)} exited {done.returncode}" + (f": {output}" if output else "")
+
+
+def start_process(spec: ProcessSpec, context: StartContext) -> ProcessService:
+    """Start the program and wait until its probe answers (or raise ServiceError)."""
+    service = ProcessService(spec, context)
+    service.launch()
+    service.wait_ready()
+    return service

@@ -1,0 +1,112 @@
+"""Service declarations as a case file writes them: parsed, checked, every problem named."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+from sounding.services._base import SpecModel, env_prefix
+from sounding.services._http_mock import HttpMockSpec
+from sounding.services._process import ProcessSpec, process_problems
+from sounding.services._sql import SqlSpec, sql_problems
+
+SPEC_TYPES: dict[str, type[SpecModel]] = {
+    "http_mock": HttpMockSpec,
+    "process": ProcessSpec,
+    "sql": SqlSpec,
+}
+
+
+def validate_service_specs(
+    specs: list[dict[str, Any]], *, suite_dir: Path | None = None
+) -> list[str]:
+    """Every problem in a case's `services:` list, each naming the service; [] when fine.
+
+    With `suite_dir`, seed files must also exist (and stay inside it through links).
+    """
+    return parse_specs(specs, suite_dir)[1]
+
+
+def parse_specs(
+    specs: list[dict[str, Any]], suite_dir: Path | None
+) -> tuple[list[SpecModel], list[str]]:
+    """The validated declarations and the problems found; the models are usable only with none."""
+    if not isinstance(specs, list):
+        return [], ["services: must be a list of {name, type, ...} entries"]
+    models: list[SpecModel] = []
+    problems: list[str] = []
+    for index, raw in enumerate(specs):
+        label = _label(index, raw)
+        model, found = _parse_one(raw, suite_dir)
+        problems.extend(f"{label}: {problem}" for problem in found)
+        if model is not None:
+            problems.extend(f"{label}: {p}" for p in _clashes(model, models))
+            models.append(model)
+    return models, problems
+
+
+def _label(index: int, raw: Any) -> str:
+    name = raw.get("name") if isinstance(raw, Mapping) else None
+    return f"service '{name}' (services[{index}])" if name else f"services[{index}]"
+
+
+def _parse_one(raw: Any, suite_dir: Path | None) -> tuple[SpecModel | None, list[str]]:
+    if not isinstance(raw, Mapping):
+        return None, ["must be a mapping with at least name: and type:"]
+    kind = raw.get("type")
+    model_type = SPEC_TYPES.get(kind) if isinstance(kind, str) else None
+    if model_type is None:
+        return None, [_unknown_type(kind)]
+    try:
+        model = model_type.model_validate(raw)
+    except ValidationError as exc:
+        return None, [_describe(error, model_type) for error in exc.errors()]
+    return model, _semantic(model, suite_dir)
+
+
+def _unknown_type(kind: Any) -> str:
+    known = sorted(SPEC_TYPES)
+    if kind is None:
+        return f"type: is missing (one of: {', '.join(known)})"
+    close = difflib.get_close_matches(str(kind), known, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return f"unknown service type '{kind}'{hint} (known: {', '.join(known)})"
+
+
+def _describe(error: ErrorDetails, model_type: type[SpecModel]) -> str:
+    where = ".".join(str(part) for part in error["loc"]) or "(the entry)"
+    if error["type"] == "extra_forbidden":
+        if len(error["loc"]) == 1:
+            allowed = sorted(f.alias or n for n, f in model_type.model_fields.items())
+            return f"unknown key '{where}' (allowed: {', '.join(allowed)})"
+        return f"unknown key '{where}'"
+    if error["type"] == "missing":
+        return f"'{where}' is required"
+    given = error.get("input")
+    shown = f" (got {given!r})" if not isinstance(given, Mapping | list) else ""
+    return f"{where}: {error['msg']}{shown}"
+
+
+def _semantic(model: SpecModel, suite_dir: Path | None) -> list[str]:
+    if isinstance(model, SqlSpec):
+        return sql_problems(model, suite_dir)
+    if isinstance(model, ProcessSpec):
+        return process_problems(model)
+    return []
+
+
+def _clashes(model: SpecModel, earlier: list[SpecModel]) -> list[str]:
+    for other in earlier:
+        if other.name == model.name:
+            return ["the name is used twice; give each service its own name"]
+        if env_prefix(other.name) == env_prefix(model.name):
+            return [
+                f"its variables ({env_prefix(model.name)}_*) clash with service '{other.name}'; "
+                "rename one of them"
+            ]
+    return []

@@ -1,0 +1,187 @@
+"""Database plumbing for sql services: URLs, a database per trial, seeding, fingerprints.
+
+Every engine is reached through SQLAlchemy 2 with a pool that keeps nothing open
+(`NullPool`): a trial's database must have no connection of ours left when it is dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.pool import NullPool
+
+from sounding.services._sql_text import Statement
+
+CONNECT_TIMEOUT = 5
+"""Seconds to wait for a database server to answer before calling it unreachable."""
+
+_KINDS = {
+    "postgresql": "postgresql",
+    "postgres": "postgresql",
+    "postgresql+psycopg": "postgresql",
+    "mysql": "mysql",
+    "mariadb": "mysql",
+    "mysql+pymysql": "mysql",
+    "mariadb+pymysql": "mysql",
+    "sqlite": "sqlite",
+}
+_DRIVERS = {"postgresql": "postgresql+psycopg", "mysql": "mysql+pymysql", "sqlite": "sqlite"}
+_ADMIN_DATABASE = {"postgresql": "postgres", "mysql": None}
+_NO_PARAMETERS = {"no_parameters": True}  # `%` and `:x` in user SQL are text, not placeholders
+
+
+def engine_kind(url: str | URL) -> str:
+    """`postgresql`, `mysql` or `sqlite` for a URL; ValueError naming the known schemes."""
+    try:
+        scheme = make_url(url).drivername
+    except sa.exc.ArgumentError as exc:
+        raise ValueError(f"'{_masked(url)}' is not a database URL ({exc})") from None
+    if scheme not in _KINDS:
+        known = ", ".join(sorted(_KINDS))
+        raise ValueError(f"'{_masked(url)}' has an unknown scheme '{scheme}' (known: {known})")
+    return _KINDS[scheme]
+
+
+def driver_url(url: str | URL, database: str | None = None) -> URL:
+    """The URL SQLAlchemy uses for `url` (psycopg 3, PyMySQL), on `database` if given."""
+    parsed = make_url(url)
+    kind = engine_kind(parsed)
+    parsed = parsed.set(drivername=_DRIVERS[kind])
+    if database is not None:
+        parsed = parsed.set(database=database)
+    return parsed
+
+
+def sqlite_url(path: Path) -> URL:
+    return URL.create("sqlite", database=str(path.resolve()))
+
+
+def render(url: URL, *, plain: bool = False, password: bool = True) -> str:
+    """`url` as text; `plain` drops the driver (`postgresql://`) for the agent's own client."""
+    if plain:
+        url = url.set(drivername=url.get_backend_name())
+    if not password:
+        url = url.set(password=None)
+    return url.render_as_string(hide_password=False)
+
+
+def _masked(url: str | URL) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except sa.exc.ArgumentError:
+        return "<unreadable URL>"
+
+
+def where(url: URL) -> str:
+    """Where a server is, for messages: no password ever."""
+    return f"{url.get_backend_name()} at {url.host or 'localhost'}:{url.port or 'default port'}"
+
+
+def open_engine(url: URL, **options: Any) -> Engine:
+    """An engine that holds no connection between uses and gives up on a silent server."""
+    kind = engine_kind(url)
+    connect_args: dict[str, Any] = {}
+    if kind == "postgresql":
+        connect_args["connect_timeout"] = CONNECT_TIMEOUT
+    elif kind == "mysql":
+        connect_args.update(connect_timeout=CONNECT_TIMEOUT, charset="utf8mb4")
+    return sa.create_engine(url, poolclass=NullPool, connect_args=connect_args, **options)
+
+
+def quote(connection: Connection, name: str) -> str:
+    return connection.dialect.identifier_preparer.quote_identifier(name)
+
+
+def create_database(server: URL, name: str) -> None:
+    """Create database `name` on `server`; the admin connection is closed after."""
+    kind = engine_kind(server)
+    admin = open_engine(_admin(server), isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            suffix = " CHARACTER SET utf8mb4" if kind == "mysql" else ""
+            connection.exec_driver_sql(f"CREATE DATABASE {quote(connection, name)}{suffix}")
+    finally:
+        admin.dispose()
+
+
+def drop_database(server: URL, name: str) -> None:
+    """Drop database `name`; on PostgreSQL 13+ connections left by the agent are ended."""
+    kind = engine_kind(server)
+    admin = open_engine(_admin(server), isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            version = connection.dialect.server_version_info or (0,)
+            force = " WITH (FORCE)" if kind == "postgresql" and version >= (13,) else ""
+            statement = f"DROP DATABASE IF EXISTS {quote(connection, name)}{force}"
+            connection.exec_driver_sql(statement)
+    finally:
+        admin.dispose()
+
+
+def _admin(server: URL) -> URL:
+    url = driver_url(server)
+    if url.database:
+        return url
+    return url.set(database=_ADMIN_DATABASE[engine_kind(url)])
+
+
+def run_script(engine: Engine, statements: list[Statement]) -> None:
+    """Run statements in one transaction; raises ScriptError naming the failing statement."""
+    with engine.begin() as connection:
+        runner = connection.execution_options(**_NO_PARAMETERS)
+        for statement in statements:
+            try:
+                runner.exec_driver_sql(statement.text)
+            except sa.exc.DBAPIError as exc:
+                raise ScriptError(statement, database_message(exc)) from None
+
+
+class ScriptError(Exception):
+    """A statement of a seed script that the database refused."""
+
+    def __init__(self, statement: Statement, message: str) -> None:
+        self.statement, self.message = statement, message
+        super().__init__(f"line {statement.line}: {message}")
+
+
+def database_message(exc: BaseException) -> str:
+    """The database's own words for an error, without SQLAlchemy's wrapping."""
+    original = getattr(exc, "orig", None) or exc
+    text = str(original).strip().splitlines()
+    return text[0] if text else type(original).__name__
+
+
+def fingerprint(engine: Engine) -> dict[str, str]:
+    """Each table's row count and an order-free hash of its rows: `{table: "count:hash"}`."""
+    with engine.connect() as connection:
+        tables = sa.inspect(connection).get_table_names()
+        prints = {table: _table_print(connection, table) for table in tables}
+        connection.rollback()
+    return prints
+
+
+def _table_print(connection: Connection, table: str) -> str:
+    count, total = 0, 0
+    rows = connection.execution_options(stream_results=True, **_NO_PARAMETERS)
+    for row in rows.exec_driver_sql(f"SELECT * FROM {quote(connection, table)}"):
+        digest = hashlib.sha256(repr(tuple(row)).encode("utf-8", "backslashreplace")).digest()
+        total = (total + int.from_bytes(digest, "big")) % (1 << 256)
+        count += 1
+    return f"{count}:{total:064x}"
+
+
+def table_changes(before: dict[str, str], after: dict[str, str]) -> dict[str, str]:
+    """Tables that differ: `created`, `dropped`, or `rows changed`, by name."""
+    changes: dict[str, str] = {}
+    for table in sorted(before.keys() | after.keys()):
+        if table not in before:
+            changes[table] = "created"
+        elif table not in after:
+            changes[table] = "dropped"
+        elif before[table] != after[table]:
+            changes[table] = "rows changed"
+    return changes

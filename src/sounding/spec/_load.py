@@ -1,0 +1,135 @@
+"""Load case files: parse → version → model validation → semantic checks, one error type.
+
+YAML (`.yaml`, `.yml`) and TOML (`.toml`) share one schema (see docs/cases.md). Every
+problem found is reported at once, each at its file and line, as one `SpecError`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from sounding.checks import Registry
+from sounding.checks import registry as default_registry
+from sounding.spec._errors import KeyPath, Locator, Problem, SpecError
+from sounding.spec._models import Case
+from sounding.spec._resolve import resolve_data
+from sounding.spec._toml import read_toml
+from sounding.spec._yaml import read_yaml
+
+Reader = Callable[[str, str], tuple[Any, dict[KeyPath, int]]]
+CASE_SUFFIXES = (".yaml", ".yml", ".toml")
+_READERS: dict[str, Reader] = {".yaml": read_yaml, ".yml": read_yaml, ".toml": read_toml}
+
+
+def load_case(
+    path: Path | str, *, suite_dir: Path | None = None, registry: Registry | None = None
+) -> Case:
+    """Read and resolve one case file; raises `SpecError` listing every problem in it.
+
+    `suite_dir`, when given, is the folder `workspace.fixture` and `workspace.given` sources
+    are read from; they must then exist. `registry` defaults to the one of `sounding.checks`.
+    """
+    path = Path(path)
+    file = str(path)
+    reader = _READERS.get(path.suffix.lower())
+    if reader is None:
+        message = "is not a case file: name it *.yaml, *.yml or *.toml"
+        raise SpecError([Problem(file, None, "", message)])
+    data, lines = reader(_read(path), file)
+    return resolve_data(
+        data,
+        Locator(file, lines),
+        path=path,
+        suite_dir=suite_dir,
+        registry=default_registry if registry is None else registry,
+    )
+
+
+def resolve_case(
+    data: Mapping[str, Any],
+    *,
+    path: Path | str,
+    suite_dir: Path | None = None,
+    registry: Registry | None = None,
+) -> Case:
+    """Resolve a case held in memory (a draft, or data built by a tool) as if read at `path`.
+
+    The same checks run as for a file; problems name `path` and the key, without a line.
+    """
+    path = Path(path)
+    return resolve_data(
+        data,
+        Locator(str(path), {}),
+        path=path,
+        suite_dir=suite_dir,
+        registry=default_registry if registry is None else registry,
+    )
+
+
+def load_cases(
+    paths: Path | str | Iterable[Path | str],
+    *,
+    suite_dir: Path | None = None,
+    registry: Registry | None = None,
+) -> list[Case]:
+    """Load case files and folders of them (their *.yaml, *.yml, *.toml, sorted by name).
+
+    Every file is read before failing, so one `SpecError` lists the problems of all.
+    """
+    files, problems = _case_files(paths)
+    cases: list[Case] = []
+    for file in files:
+        try:
+            cases.append(load_case(file, suite_dir=suite_dir, registry=registry))
+        except SpecError as exc:
+            problems.extend(exc.problems)
+    problems.extend(_same_names(cases))
+    if problems:
+        raise SpecError(problems)
+    return cases
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        message = "does not exist: check the path"
+    except IsADirectoryError:
+        message = "is a folder: load the cases of a folder with `load_cases`"
+    except UnicodeDecodeError as exc:
+        message = f"is not UTF-8 text (bad byte at offset {exc.start}): save it as UTF-8"
+    except OSError as exc:
+        message = f"cannot be read ({exc.strerror}): check its permissions"
+    raise SpecError([Problem(str(path), None, "", message)])
+
+
+def _case_files(paths: Path | str | Iterable[Path | str]) -> tuple[list[Path], list[Problem]]:
+    given = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    files: list[Path] = []
+    problems: list[Problem] = []
+    for entry in map(Path, given):
+        if not entry.is_dir():
+            files.append(entry)  # load_case says what is wrong with it, if anything
+            continue
+        found = sorted(p for p in entry.iterdir() if p.suffix.lower() in CASE_SUFFIXES)
+        if not found:
+            message = "holds no case files (*.yaml, *.yml, *.toml): add one or name another folder"
+            problems.append(Problem(str(entry), None, "", message))
+        files.extend(found)
+    return files, problems
+
+
+def _same_names(cases: list[Case]) -> list[Problem]:
+    """A case is named by its file; two files of one name would mix their results."""
+    first: dict[str, Case] = {}
+    problems: list[Problem] = []
+    for case in cases:
+        if case.name in first:
+            other = first[case.name].path
+            message = f"case name '{case.name}' is also the name of {other}: rename one file"
+            problems.append(Problem(str(case.path), None, "", message))
+        first.setdefault(case.name, case)
+    return problems

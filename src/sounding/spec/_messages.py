@@ -1,0 +1,137 @@
+"""Pydantic validation errors, said in case-file words at the line of the offending key."""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from sounding.spec._errors import KeyPath, Locator, Problem
+
+_QUOTED = re.compile(r"'([^']*)'")
+_EXPECTED = {
+    "string": "text",
+    "int": "a whole number",
+    "float": "a number",
+    "bool": "true or false",
+    "list": "a list",
+    "dict": "a mapping (key: value)",
+    "model": "a mapping (key: value)",
+    "model_attributes": "a mapping (key: value)",
+}
+
+
+def validation_problems(
+    exc: ValidationError,
+    model: type[BaseModel],
+    base: KeyPath,
+    locator: Locator,
+    *,
+    shorthand: str | None = None,
+) -> list[Problem]:
+    """One problem per error of `model` validated at `base` in the file.
+
+    `shorthand` names the field a scalar in the file was given to: its errors are placed
+    on `base` itself, where that scalar is written.
+    """
+    errors = exc.errors(include_url=False)
+    for error in errors:
+        if shorthand is not None and error["loc"][:1] == (shorthand,):
+            error["loc"] = error["loc"][1:]
+    return [_problem(error, model, base, locator) for error in errors]
+
+
+def _problem(error: ErrorDetails, model: type[BaseModel], base: KeyPath, locator: Locator) -> Problem:
+    loc = tuple(error["loc"])
+    kind = error["type"]
+    if kind == "missing" and loc:
+        return locator.problem((*base, *loc[:-1]), f"missing required key '{loc[-1]}'")
+    if kind == "extra_forbidden":
+        name = str(loc[-1])
+        allowed = sorted(_fields_at(model, loc[:-1]))
+        return locator.problem((*base, *loc), f"unknown key '{name}'", allowed=allowed, typo=name)
+    if kind == "enum":
+        allowed = _QUOTED.findall(str(error.get("ctx", {}).get("expected", "")))
+        value = error["input"]
+        message = f"{value!r} is not one of the allowed values"
+        return locator.problem((*base, *loc), message, allowed=allowed, typo=str(value))
+    return locator.problem((*base, *loc), _message(error))
+
+
+def _message(error: ErrorDetails) -> str:
+    kind, value, ctx = error["type"], error["input"], error.get("ctx", {})
+    if kind == "value_error":
+        return str(ctx.get("error", error["msg"]))
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        return f"{_bound(kind, ctx)} (got {value!r})"
+    for prefix, expected in _EXPECTED.items():
+        if kind in (f"{prefix}_type", f"{prefix}_parsing", f"{prefix}_from_float"):
+            return f"must be {expected} (got {_describe(value)})"
+    return f"{error['msg']} (got {_describe(value)})"
+
+
+def _bound(kind: str, ctx: dict[str, Any]) -> str:
+    words = {
+        "greater_than_equal": ("at least", "ge"),
+        "greater_than": ("more than", "gt"),
+        "less_than_equal": ("at most", "le"),
+        "less_than": ("less than", "lt"),
+    }
+    phrase, key = words[kind]
+    limit = ctx.get(key)
+    shown = int(limit) if isinstance(limit, float) and limit.is_integer() else limit
+    return f"must be {phrase} {shown}"
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "nothing"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _fields_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    """The keys the model found at `loc` inside `model` accepts (empty when not a model)."""
+    current: Any = model
+    for part in loc:
+        current = _step(_unwrap(current), part)
+    current = _unwrap(current)
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return []
+
+
+def _step(annotation: Any, part: int | str) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        field = annotation.model_fields.get(str(part))
+        return field.annotation if field else None
+    args = typing.get_args(annotation)
+    origin = typing.get_origin(annotation)
+    if origin is list and isinstance(part, int):
+        return args[0]
+    if origin is dict:
+        return args[1]
+    return None
+
+
+def _unwrap(annotation: Any) -> Any:
+    """`Annotated[X, ...]` and `X | None` read as `X`."""
+    while True:
+        origin = typing.get_origin(annotation)
+        args = typing.get_args(annotation)
+        if origin is typing.Annotated:
+            annotation = args[0]
+        elif origin in (typing.Union, types.UnionType):
+            rest = [arg for arg in args if arg is not type(None)]
+            if len(rest) != 1:
+                return annotation
+            annotation = rest[0]
+        else:
+            return annotation

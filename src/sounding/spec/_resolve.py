@@ -1,0 +1,265 @@
+"""From plain data to a resolved `Case`: version, model validation, then semantic checks.
+
+Case-level blocks are resolved once and merged into every scenario: `invariants` by name,
+`forbidden` by rule, `scoring` and `workspace` key by key, `env` by variable; `expect` and
+`leads` are appended; `test_command` and `prepare` are replaced. All problems of a file
+are gathered before one `SpecError` is raised.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from sounding.checks import Registry
+from sounding.spec._checks import CheckResolver
+from sounding.spec._errors import KeyPath, Locator, Problem, SpecError, render_key
+from sounding.spec._guards import command_refusal, path_refusal
+from sounding.spec._messages import validation_problems
+from sounding.spec._models import (
+    Assertion,
+    Case,
+    CheckSpec,
+    Invariant,
+    Scenario,
+    Scoring,
+    Workspace,
+)
+from sounding.spec._raw import RawBlock, RawCase, RawScenario, RawWorkspace
+
+_SCENARIO_ID = re.compile(r"[A-Za-z0-9_.-]+\Z")
+KNOWN_VERSIONS = (1,)
+
+
+def resolve_data(
+    data: Any, locator: Locator, *, path: Path, suite_dir: Path | None, registry: Registry
+) -> Case:
+    """Validate plain data read from `path` into a `Case`; raises `SpecError`."""
+    raw = _validated(data, locator)
+    return _CaseResolver(raw, locator, registry, suite_dir).case(path)
+
+
+def _validated(data: Any, locator: Locator) -> RawCase:
+    if not isinstance(data, dict):
+        what = "is empty" if data is None else f"holds {type(data).__name__}, not a mapping"
+        raise SpecError([locator.problem((), f"{what}: a case file needs at least `scenarios:`")])
+    version = data.get("version", 1)
+    if type(version) is not int or version not in KNOWN_VERSIONS:
+        message = f"unknown case file version {version!r}: write `version: 1` or leave it out"
+        allowed = [str(known) for known in KNOWN_VERSIONS]
+        raise SpecError([locator.problem(("version",), message, allowed=allowed)])
+    try:
+        return RawCase.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(validation_problems(exc, RawCase, (), locator)) from None
+
+
+@dataclass(frozen=True)
+class _Block:
+    """What one level (the case, or one scenario) says, resolved but not yet merged."""
+
+    invariants: dict[str, Invariant]
+    expect: list[CheckSpec]
+    leads: list[CheckSpec]
+    forbidden: dict[str, CheckSpec]
+    scoring: dict[str, Any]
+    workspace: dict[str, Any]
+    test_command: str | None
+    prepare: list[str] | None
+    env: dict[str, str]
+
+
+class _CaseResolver:
+    def __init__(
+        self, raw: RawCase, locator: Locator, registry: Registry, suite_dir: Path | None
+    ) -> None:
+        self.raw = raw
+        self.locator = locator
+        self.suite_dir = suite_dir
+        self.problems: list[Problem] = []
+        services = {service.name for service in raw.services}
+        self.checks = CheckResolver(registry, locator, services, self.problems)
+
+    def case(self, path: Path) -> Case:
+        raw = self.raw
+        self._check_scenario_ids()
+        self._check_services()
+        self._check_validators()
+        shared = self._block(raw, ())
+        scenarios = [self._scenario(scenario, i, shared) for i, scenario in enumerate(raw.scenarios)]
+        if self.problems:
+            raise SpecError(self.problems)
+        return Case(
+            path=path,
+            name=path.stem,
+            version=raw.version,
+            scenarios=scenarios,
+            services=[service.model_dump() for service in raw.services],
+            validators=list(raw.validators),
+        )
+
+    def _add(self, key: KeyPath, message: str, **hints: Any) -> None:
+        self.problems.append(self.locator.problem(key, message, **hints))
+
+    def _first(self, key: KeyPath) -> str:
+        line = self.locator.line(key)
+        return f"first at line {line}" if line is not None else f"first at {render_key(key)}"
+
+    def _check_scenario_ids(self) -> None:
+        if not self.raw.scenarios:
+            self._add(("scenarios",), "is empty: add at least one scenario with an `id` and `user`")
+        seen: dict[str, int] = {}
+        for index, scenario in enumerate(self.raw.scenarios):
+            key = ("scenarios", index, "id")
+            if not _SCENARIO_ID.match(scenario.id):
+                self._add(key, f"'{scenario.id}' may use only letters, digits, '_', '.' and '-'")
+            if scenario.id in seen:
+                first = self._first(("scenarios", seen[scenario.id], "id"))
+                self._add(key, f"scenario id '{scenario.id}' is used twice ({first}): rename one")
+            seen.setdefault(scenario.id, index)
+
+    def _check_services(self) -> None:
+        seen: dict[str, int] = {}
+        for index, service in enumerate(self.raw.services):
+            if service.name in seen:
+                first = self._first(("services", seen[service.name], "name"))
+                message = f"service name '{service.name}' is used twice ({first}): rename one"
+                self._add(("services", index, "name"), message)
+            seen.setdefault(service.name, index)
+
+    def _check_validators(self) -> None:
+        """Two validators may not declare the same metric (when they list `metrics`)."""
+        owner: dict[str, int] = {}
+        for index, validator in enumerate(self.raw.validators):
+            metrics = validator.get("metrics")
+            for position, metric in enumerate(metrics if isinstance(metrics, list) else []):
+                if not isinstance(metric, str):
+                    continue
+                if metric in owner and owner[metric] != index:
+                    message = (
+                        f"metric '{metric}' is also declared by validators[{owner[metric]}]: "
+                        f"rename one (like '{metric}_{index}')"
+                    )
+                    self._add(("validators", index, "metrics", position), message)
+                owner.setdefault(metric, index)
+
+    def _block(self, raw: RawBlock, base: KeyPath) -> _Block:
+        checks = self.checks
+        invariants: dict[str, Invariant] = {}
+        for name, invariant in raw.invariants.items():
+            spec = checks.invariant(invariant.check, (*base, "invariants", name, "check"))
+            if spec is not None:
+                description = invariant.description or name
+                invariants[name] = Invariant(
+                    name=name,
+                    description=description,
+                    weight=invariant.weight,
+                    gate=invariant.gate,
+                    check=spec,
+                )
+        self._check_workspace(raw.workspace, (*base, "workspace"))
+        self._check_commands(raw, base)
+        return _Block(
+            invariants=invariants,
+            expect=self._entries(raw.expect, (*base, "expect")),
+            leads=self._entries(raw.leads, (*base, "leads")),
+            forbidden=self._rules(raw.forbidden, (*base, "forbidden")),
+            scoring=raw.scoring.model_dump(exclude_none=True) if raw.scoring else {},
+            workspace=raw.workspace.model_dump(exclude_none=True) if raw.workspace else {},
+            test_command=raw.test_command,
+            prepare=raw.prepare,
+            env=raw.env,
+        )
+
+    def _entries(self, items: list[Any], key: KeyPath) -> list[CheckSpec]:
+        specs = [self.checks.entry(item, (*key, index)) for index, item in enumerate(items)]
+        return [spec for spec in specs if spec is not None]
+
+    def _rules(self, rules: dict[str, Any], key: KeyPath) -> dict[str, CheckSpec]:
+        specs = {name: self.checks.rule(name, params, (*key, name)) for name, params in rules.items()}
+        return {name: spec for name, spec in specs.items() if spec is not None}
+
+    def _check_workspace(self, workspace: RawWorkspace | None, key: KeyPath) -> None:
+        if workspace is None:
+            return
+        if workspace.fixture is not None:
+            self._check_source(workspace.fixture, (*key, "fixture"), "fixture")
+        for dest, source in (workspace.given or {}).items():
+            refusal = path_refusal(dest, "the workspace")
+            if refusal is not None:
+                self._add((*key, "given", dest), refusal)
+            self._check_source(source, (*key, "given", dest), "given file")
+
+    def _check_source(self, value: str, key: KeyPath, what: str) -> None:
+        """A path read from the suite folder: it must stay inside, and exist when we know it."""
+        refusal = path_refusal(value, "the suite folder")
+        if refusal is not None:
+            self._add(key, refusal)
+        elif self.suite_dir is not None and not (self.suite_dir / value).exists():
+            self._add(key, f"{what} '{value}' does not exist in {self.suite_dir}: fix the path")
+
+    def _check_commands(self, raw: RawBlock, base: KeyPath) -> None:
+        if raw.test_command is not None:
+            refusal = command_refusal(raw.test_command)
+            if refusal is not None:
+                self._add((*base, "test_command"), refusal)
+        for index, command in enumerate(raw.prepare or []):
+            refusal = command_refusal(command)
+            if refusal is not None:
+                self._add((*base, "prepare", index), refusal)
+
+    def _scenario(self, raw: RawScenario, index: int, shared: _Block) -> Scenario:
+        base: KeyPath = ("scenarios", index)
+        own = self._block(raw, base)
+        defaults = self.raw.defaults
+        trials = raw.trials or defaults.trials or 1
+        scoring = Scoring(**{**shared.scoring, **own.scoring})
+        self._check_k(scoring, trials, raw, base, own)
+        expect = [*shared.expect, *own.expect]
+        leads = [*shared.leads, *own.leads]
+        forbidden = {**shared.forbidden, **own.forbidden}
+        return Scenario(
+            id=raw.id,
+            user=self._turns(raw, base),
+            trials=trials,
+            timeout=raw.timeout or defaults.timeout or 600.0,
+            check_timeout=raw.check_timeout or defaults.check_timeout or 30.0,
+            invariants=list({**shared.invariants, **own.invariants}.values()),
+            expect=[Assertion(name=f"expect[{i}] {s.type}", check=s) for i, s in enumerate(expect)],
+            leads=[Assertion(name=f"lead[{i}] {s.type}", check=s) for i, s in enumerate(leads)],
+            forbidden=[Assertion(name=f"forbidden {r}", check=s) for r, s in forbidden.items()],
+            scoring=scoring,
+            workspace=Workspace(**{**shared.workspace, **own.workspace}),
+            test_command=own.test_command if own.test_command is not None else shared.test_command,
+            prepare=own.prepare if own.prepare is not None else (shared.prepare or []),
+            env={**shared.env, **own.env},
+            line=self.locator.line(base),
+        )
+
+    def _turns(self, raw: RawScenario, base: KeyPath) -> list[str]:
+        if raw.user is None:
+            message = f"scenario '{raw.id}' has no `user`: write the task, or a list of turns"
+            self._add(base, message)
+            return []
+        if not raw.user:
+            self._add((*base, "user"), "has no turns: write the task, or a list of turns")
+        for turn, text in enumerate(raw.user):
+            if not text.strip():
+                self._add((*base, "user", turn), "is empty: write what the user says")
+        return raw.user
+
+    def _check_k(
+        self, scoring: Scoring, trials: int, raw: RawScenario, base: KeyPath, own: _Block
+    ) -> None:
+        if scoring.k is None or scoring.k <= trials:
+            return
+        key: KeyPath = (*base, "scoring", "k") if "k" in own.scoring else ("scoring", "k")
+        message = (
+            f"k={scoring.k} is more than the {trials} trials of scenario '{raw.id}': "
+            "pass@k needs at least k trials; lower k or raise `trials`"
+        )
+        self._add(key, message)

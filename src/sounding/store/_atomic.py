@@ -1,0 +1,45 @@
+"""Atomic writes: a reader (or a resumed run) never sees a half-written file."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+TMP_PREFIX = ".tmp-"
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file renamed over it."""
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, value: Any) -> None:
+    write_text(path, json.dumps(value, indent=1, ensure_ascii=False, default=str) + "\n")
+
+
+def read_json(path: Path) -> Any:
+    with path.open("rb") as handle:
+        return json.loads(handle.read())
+
+
+def sweep_tmp(folder: Path) -> int:
+    """Remove temporary files a killed run left behind; returns how many."""
+    removed = 0
+    for leftover in folder.rglob(f"{TMP_PREFIX}*"):
+        leftover.unlink(missing_ok=True)
+        removed += 1
+    return removed

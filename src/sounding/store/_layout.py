@@ -1,0 +1,97 @@
+"""Where a run keeps its artifacts: `results/<run-id>/` with one folder per trial.
+
+<run-id>/run.json                               the plan and options (sounding.results/1)
+<run-id>/summary.json                           verdicts per scenario (sounding.summary/1)
+<run-id>/trials/<cell>/<case>/<scenario>/<n>/   one folder per trial:
+    trial.json      state, verdict, checks (sounding.trial/1); written last: its presence
+                    means the trial finished and will never run again
+    record.json     the run record (sounding.run/1)
+    stdout.txt, stderr.txt, trace.jsonl, diff.patch, workspace/, services/
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+RESULTS_SCHEMA = "sounding.results/1"
+TRIAL_SCHEMA = "sounding.trial/1"
+SUMMARY_SCHEMA = "sounding.summary/1"
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def safe_name(text: str) -> str:
+    """A folder name made from user text: no separators, no leading dots."""
+    return _UNSAFE.sub("_", text).lstrip(".") or "_"
+
+
+@dataclass(frozen=True, order=True)
+class TrialKey:
+    """Names one trial: cell × case × scenario × trial number (1-based)."""
+
+    cell: str
+    case: str
+    scenario: str
+    trial: int
+
+    @property
+    def label(self) -> str:
+        cell = "" if self.cell == "default" else f"[{self.cell}] "
+        return f"{cell}{self.case}/{self.scenario}#{self.trial}"
+
+    def as_dict(self) -> dict[str, str | int]:
+        return {
+            "cell": self.cell,
+            "case": self.case,
+            "scenario": self.scenario,
+            "trial": self.trial,
+        }
+
+
+@dataclass(frozen=True)
+class RunLayout:
+    """The folders and files of one run."""
+
+    root: Path
+
+    @property
+    def run_id(self) -> str:
+        return self.root.name
+
+    @property
+    def run_file(self) -> Path:
+        return self.root / "run.json"
+
+    @property
+    def summary_file(self) -> Path:
+        return self.root / "summary.json"
+
+    def trial_dir(self, key: TrialKey) -> Path:
+        parts = (safe_name(key.cell), safe_name(key.case), safe_name(key.scenario), str(key.trial))
+        return self.root.joinpath("trials", *parts)
+
+    def trial_dirs(self) -> list[Path]:
+        """Every finished trial's folder, in a stable order."""
+        return sorted(p.parent for p in self.root.glob("trials/*/*/*/*/trial.json"))
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
+    return stamp
+
+
+def allocate_run(results_dir: Path) -> RunLayout:
+    """A fresh run folder; never reuses an existing one."""
+    results_dir.mkdir(parents=True, exist_ok=True)
+    base = new_run_id()
+    for n in range(1000):
+        candidate = results_dir / (base if n == 0 else f"{base}-{n}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return RunLayout(candidate)
+    raise RuntimeError(f"could not allocate a run folder in {results_dir}")

@@ -1,0 +1,51 @@
+"""Helpers to write a suite in a temporary folder and run the real `sounding` command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass
+class SuiteDir:
+    root: Path
+
+    def write(self, relative: str, text: str) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+        return path
+
+    def agent(self, body: str, *, extra_config: str = "") -> None:
+        """A command agent: a Python script in the suite, run with this interpreter."""
+        self.write("agent.py", body)
+        self.write(
+            "sounding.toml",
+            f'[agent]\ncommand = ["{sys.executable}", "{{suite}}/agent.py"]\n{extra_config}',
+        )
+
+    def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "sounding.cli", "run", str(self.root), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    def runs(self) -> list[Path]:
+        return sorted(p for p in (self.root / "results").iterdir() if p.is_dir())
+
+    def trials(self, run: Path) -> list[dict[str, object]]:
+        return [json.loads(p.read_text()) for p in sorted(run.glob("trials/*/*/*/*/trial.json"))]
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> SuiteDir:
+    return SuiteDir(tmp_path / "suite")

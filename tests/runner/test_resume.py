@@ -1,0 +1,67 @@
+"""Atomic results and `--resume`: a run killed with SIGKILL loses nothing already recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _start(suite: Any, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "sounding.cli", "run", str(suite.root), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def test_a_killed_run_resumes_without_rerunning_finished_trials(suite: Any, tmp_path: Path) -> None:
+    log = tmp_path / "calls"
+    log.mkdir()
+    suite.agent(
+        f"""
+        import os, sys, time
+        sys.stdin.read()
+        trial = int(os.environ["SOUNDING_TRIAL"])
+        marker = os.path.join({str(log)!r}, f"t{{trial}}")
+        open(marker, "a").write("x")
+        if trial >= 4 and not os.path.exists({str(tmp_path / "go")!r}):
+            time.sleep(60)
+        print("done")
+        """
+    )
+    suite.write("cases/long.yaml", "scenarios:\n  - {id: s, user: hi, trials: 6}\n")
+    process = _start(suite, "--parallel", "1")
+    deadline = time.monotonic() + 30
+    while not (log / "t4").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate()
+    (run,) = suite.runs()
+    finished = suite.trials(run)
+    assert [t["trial"] for t in finished] == [1, 2, 3]
+    for path in run.rglob("*.json"):
+        json.loads(path.read_text())  # no half-written file anywhere
+    (tmp_path / "go").write_text("")
+    done = suite.run("--resume", run.name)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS  long/s  6/6" in done.stdout
+    counts = {p.name: len(p.read_text()) for p in log.iterdir()}
+    assert counts == {"t1": 1, "t2": 1, "t3": 1, "t4": 2, "t5": 1, "t6": 1}
+    assert len(suite.trials(run)) == 6
+
+
+def test_resume_of_an_unknown_run_says_which_runs_exist(suite: Any) -> None:
+    suite.agent("print('x')")
+    suite.write("cases/a.yaml", "scenarios:\n  - {id: s, user: hi}\n")
+    suite.run()
+    done = suite.run("--resume", "nope")
+    assert done.returncode == 2
+    assert "nothing to resume" in done.stderr and suite.runs()[0].name in done.stderr

@@ -1,0 +1,271 @@
+"""`sounding run` end to end: real subprocess agents, real workspaces, real artifacts."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+ECHO_AGENT = """
+import os, sys
+prompt = sys.stdin.read()
+print("you said: " + prompt)
+"""
+
+CASE = """
+defaults: {trials: 2, timeout: 20s}
+scenarios:
+  - id: echoes
+    user: hello there
+    expect:
+      - final_answer_contains: "you said: hello there"
+  - id: wrong
+    user: hello again
+    expect:
+      - final_answer_contains: goodbye
+"""
+
+
+def test_a_plain_command_agent_is_checked_from_its_stdout(suite: Any) -> None:
+    suite.agent(ECHO_AGENT)
+    suite.write("cases/basic.yaml", CASE)
+    done = suite.run()
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("PASS  basic/echoes  2/2") for line in lines), done.stdout
+    wrong = next(line for line in lines if "basic/wrong" in line)
+    assert wrong.startswith("FAIL ") and "goodbye" in wrong
+    assert "1 pass" in done.stdout and "1 fail" in done.stdout
+    (run,) = suite.runs()
+    assert f"artifacts: {run}" in done.stdout.replace("\n", "")
+    trials = suite.trials(run)
+    assert len(trials) == 4 and {t["schema"] for t in trials} == {"sounding.trial/1"}
+    folder = run / "trials/default/basic/echoes/1"
+    assert (folder / "stdout.txt").read_text().startswith("you said: hello there")
+    record = json.loads((folder / "record.json").read_text())
+    assert record["schema"] == "sounding.run/1"
+    assert record["final_answer"] == "you said: hello there"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["schema"] == "sounding.summary/1" and summary["exit_code"] == 1
+
+
+def test_the_agent_gets_its_contract_in_the_environment(suite: Any) -> None:
+    suite.agent(
+        """
+        import json, os, sys
+        sys.stdin.read()
+        keys = ["SOUNDING_TRACE", "SOUNDING_WORKSPACE", "SOUNDING_TRIAL", "SOUNDING_SCENARIO"]
+        seen = {k: os.environ.get(k) for k in keys}
+        seen["cwd"] = os.getcwd()
+        print(json.dumps(seen))
+        """
+    )
+    suite.write(
+        "cases/env.yaml",
+        """
+        scenarios:
+          - id: env
+            user: hi
+            expect: [{final_answer_contains: SOUNDING}]
+        """,
+    )
+    suite.run()
+    (run,) = suite.runs()
+    folder = run / "trials/default/env/env/1"
+    seen = json.loads((folder / "stdout.txt").read_text())
+    assert seen["SOUNDING_WORKSPACE"] == seen["cwd"] == str(folder / "workspace")
+    assert seen["SOUNDING_TRACE"] == str(folder / "trace.jsonl")
+    assert (seen["SOUNDING_TRIAL"], seen["SOUNDING_SCENARIO"]) == ("1", "env")
+
+
+def test_a_timeout_kills_the_whole_process_group_and_is_an_error(
+    suite: Any, tmp_path: Path
+) -> None:
+    pids = tmp_path / "child.pid"
+    suite.agent(
+        f"""
+        import subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        open({str(pids)!r}, "w").write(str(child.pid))
+        time.sleep(60)
+        """
+    )
+    suite.write(
+        "cases/slow.yaml",
+        """
+        scenarios:
+          - id: sleeps
+            user: take your time
+            timeout: 1s
+            expect: [{no_error: true}]
+        """,
+    )
+    started = time.monotonic()
+    done = suite.run()
+    assert time.monotonic() - started < 30
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stdout.startswith("ERROR slow/sleeps")
+    assert "timed out" in done.stdout
+    child = int(pids.read_text())
+    time.sleep(0.2)
+    assert not _alive(child), "the agent's child outlived the trial"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/stat")
+    return status.exists() and status.read_text().split()[2] != "Z"
+
+
+def test_one_crashing_agent_never_stops_the_others(suite: Any) -> None:
+    suite.agent(
+        """
+        import os, sys
+        prompt = sys.stdin.read()
+        if "crash" in prompt:
+            raise SystemExit("boom: the agent fell over")
+        print("fine")
+        """
+    )
+    suite.write(
+        "cases/mixed.yaml",
+        """
+        defaults: {trials: 2}
+        scenarios:
+          - {id: crashes, user: please crash, expect: [{no_error: true}]}
+          - {id: works, user: please work, expect: [{final_answer_contains: fine}]}
+        """,
+    )
+    done = suite.run("--parallel", "2")
+    assert "PASS  mixed/works  2/2" in done.stdout
+    crash = next(line for line in done.stdout.splitlines() if "mixed/crashes" in line)
+    assert crash.startswith("FAIL ") and "exited with status 1" in crash
+    (run,) = suite.runs()
+    stderr = (run / "trials/default/mixed/crashes/1/stderr.txt").read_text()
+    assert "boom: the agent fell over" in stderr
+
+
+def test_an_agent_that_never_starts_is_retried_and_one_that_ran_is_not(suite: Any) -> None:
+    suite.write("not-executable.sh", "echo never\n")
+    suite.write(
+        "sounding.toml",
+        '[agent]\ncommand = "{suite}/not-executable.sh"\nattempts = 3\n',
+    )
+    suite.write("cases/start.yaml", "scenarios:\n  - {id: s, user: hi}\n")
+    done = suite.run()
+    assert done.returncode == 3
+    assert "did not start" in done.stdout
+    (trial,) = suite.trials(suite.runs()[0])
+    assert trial["attempts"] == 3 and trial["state"] == "error"
+
+
+def test_a_trial_that_produced_a_result_is_never_rerun(suite: Any, tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    suite.agent(
+        f"""
+        import sys
+        sys.stdin.read()
+        open({str(log)!r}, "a").write("x")
+        print("partial answer")
+        raise SystemExit(2)
+        """
+    )
+    suite.write(
+        "cases/once.yaml", "scenarios:\n  - {id: s, user: hi, expect: [{no_error: true}]}\n"
+    )
+    suite.run()
+    (trial,) = suite.trials(suite.runs()[0])
+    assert trial["attempts"] == 1 and log.read_text() == "x"
+    assert trial["verdict"] == "fail"
+
+
+def test_trials_run_in_parallel(suite: Any, tmp_path: Path) -> None:
+    stamps = tmp_path / "stamps"
+    stamps.mkdir()
+    suite.agent(
+        f"""
+        import os, sys, time
+        sys.stdin.read()
+        start = time.time(); time.sleep(0.4); end = time.time()
+        name = os.environ["SOUNDING_TRIAL"]
+        open(os.path.join({str(stamps)!r}, name), "w").write(f"{{start}} {{end}}")
+        print("ok")
+        """
+    )
+    suite.write("cases/par.yaml", "scenarios:\n  - {id: s, user: hi, trials: 2}\n")
+    suite.run("--parallel", "2")
+    (a_start, a_end), (b_start, b_end) = (
+        tuple(map(float, p.read_text().split())) for p in sorted(stamps.iterdir())
+    )
+    assert a_start < b_end and b_start < a_end, "the two trials did not overlap"
+
+
+def test_multi_turn_scenarios_run_as_one_conversation(suite: Any) -> None:
+    suite.agent(
+        """
+        import json, os, sys
+        prompt = sys.stdin.read()
+        history = json.load(open(os.environ["SOUNDING_HISTORY"]))
+        print(f"turn {os.environ['SOUNDING_TURN']} after {len(history)}: {prompt}")
+        """
+    )
+    suite.write(
+        "cases/turns.yaml",
+        """
+        scenarios:
+          - id: two-turns
+            user: [first question, second question]
+            expect: [{final_answer_contains: "turn 1 after 1: second question"}]
+        """,
+    )
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = json.loads(
+        (suite.runs()[0] / "trials/default/turns/two-turns/1/record.json").read_text()
+    )
+    assert record["user_turns"] == ["first question", "second question"]
+    assert record["turns"] == 2
+
+
+def test_selection_and_overrides(suite: Any) -> None:
+    suite.agent(ECHO_AGENT)
+    suite.write("cases/basic.yaml", CASE)
+    suite.write("cases/other.yaml", "scenarios:\n  - {id: other, user: x}\n")
+    done = suite.run("basic", "--scenario", "echoes", "--trials", "3")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS  basic/echoes  3/3" in done.stdout
+    assert "other" not in done.stdout and "wrong" not in done.stdout
+    bad = suite.run("basics")
+    assert bad.returncode == 2 and "did you mean 'basic'" in bad.stderr
+
+
+def test_a_python_callable_agent(suite: Any) -> None:
+    suite.write(
+        "my_agent.py",
+        """
+        def answer(prompt, context):
+            (context.workspace / "seen.txt").write_text(prompt)
+            return "callable says " + prompt
+        """,
+    )
+    suite.write("sounding.toml", '[agent]\ncallable = "my_agent:answer"\n')
+    suite.write(
+        "cases/call.yaml",
+        """
+        scenarios:
+          - id: c
+            user: hi
+            expect: [{final_answer_contains: callable says hi}]
+            invariants:
+              wrote: {description: wrote a file, check: {type: file_exists, path: seen.txt}}
+        """,
+    )
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    changes = json.loads((suite.runs()[0] / "trials/default/call/c/1/changes.json").read_text())
+    assert changes["touched"] == ["seen.txt"]

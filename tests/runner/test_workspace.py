@@ -1,0 +1,103 @@
+"""Fresh workspaces per trial: fixture copies, pinned clones, given files, touched, by-products."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+EDITING_AGENT = """
+import os, sys, pathlib
+sys.stdin.read()
+root = pathlib.Path(".")
+(root / "src" / "app.py").write_text("print('fixed')\\n")
+(root / "__pycache__").mkdir(exist_ok=True)
+(root / "__pycache__" / "app.pyc").write_bytes(b"\\0bytecode")
+(root / "old.txt").unlink()
+listing = sorted(str(p) for p in root.rglob("*") if p.is_file())
+print(" ".join(listing))
+"""
+
+
+def test_each_trial_starts_from_the_fixture_and_reports_what_it_touched(suite: Any) -> None:
+    suite.agent(EDITING_AGENT)
+    suite.write("fixtures/repo/src/app.py", "print('broken')\n")
+    suite.write("fixtures/repo/old.txt", "stale\n")
+    suite.write("fixtures/probe.txt", "given probe\n")
+    suite.write(
+        "cases/edit.yaml",
+        """
+        workspace:
+          fixture: fixtures/repo
+          given: {tests/probe.txt: fixtures/probe.txt}
+          artefacts: ["__pycache__"]
+        scenarios:
+          - id: fix
+            user: fix it
+            trials: 2
+            expect: [{final_answer_contains: tests/probe.txt}]
+        """,
+    )
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = suite.runs()[0]
+    for n in (1, 2):
+        folder = run / f"trials/default/edit/fix/{n}"
+        changes = json.loads((folder / "changes.json").read_text())
+        assert changes["touched"] == ["__pycache__/app.pyc", "old.txt", "src/app.py"]
+        assert changes["artefacts"] == ["__pycache__/app.pyc"]
+        diff = (folder / "diff.patch").read_text()
+        assert "-print('broken')" in diff and "+print('fixed')" in diff
+        assert "Binary files a/__pycache__/app.pyc" in diff
+    assert (suite.root / "fixtures/repo/old.txt").exists(), "the fixture itself was changed"
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+def test_a_repository_is_cloned_at_a_pinned_tag(suite: Any, tmp_path: Path) -> None:
+    repo = tmp_path / "upstream"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "VERSION").write_text("one\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "one")
+    _git(repo, "tag", "v1")
+    (repo / "VERSION").write_text("two\n")
+    _git(repo, "commit", "-qam", "two")
+    suite.agent("import sys; sys.stdin.read(); print(open('VERSION').read())")
+    suite.write(
+        "cases/clone.yaml",
+        f"""
+        workspace: {{repo: {repo}, ref: v1}}
+        scenarios:
+          - {{id: pinned, user: which version, expect: [{{final_answer_contains: one}}]}}
+        """,
+    )
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_an_unpinned_reference_is_refused_before_any_trial(suite: Any, tmp_path: Path) -> None:
+    repo = tmp_path / "upstream"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "f").write_text("x")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "x")
+    suite.agent("print('never')")
+    suite.write(
+        "cases/clone.yaml",
+        f"workspace: {{repo: {repo}, ref: main}}\nscenarios:\n  - {{id: s, user: hi}}\n",
+    )
+    done = suite.run()
+    assert done.returncode == 2
+    assert "neither a tag nor a full 40-hex commit" in done.stderr
