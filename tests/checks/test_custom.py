@@ -85,8 +85,15 @@ def test_the_script_reads_the_context_and_runs_in_the_suite_folder(suite: Path) 
     assert context["services"] == {
         "db": {"type": "sql", "url": "sqlite:///x.db", "details": {"tables": 2}}
     }
-    assert context["task"] == {"prompt": "Refund order A-1", "turns": ["Refund order A-1", "Thanks"]}
-    assert (context["scenario"], context["trial"], context["cell"]) == ("refund-once", 2, "gpt / terse")
+    assert context["task"] == {
+        "prompt": "Refund order A-1",
+        "turns": ["Refund order A-1", "Thanks"],
+    }
+    assert (context["scenario"], context["trial"], context["cell"]) == (
+        "refund-once",
+        2,
+        "gpt / terse",
+    )
     assert context["trace_path"] == "/tmp/trace.jsonl"
     assert context["check"] == "summary"
 
@@ -188,7 +195,7 @@ def test_the_scenario_check_timeout_applies_without_a_param(suite: Path) -> None
 
 
 def test_an_executable_script_in_another_language_runs(suite: Path) -> None:
-    name = script(suite, "check.sh", '#!/bin/sh\ncat > /dev/null\necho \'{"passed": true}\'\n')
+    name = script(suite, "check.sh", "#!/bin/sh\ncat > /dev/null\necho '{\"passed\": true}'\n")
     (suite / name).chmod(0o755)
     assert run(name, suite).status is Status.PASSED
 
@@ -214,7 +221,7 @@ def test_no_suite_folder_is_an_error() -> None:
 
 def test_a_script_linked_from_outside_the_suite_is_an_error(suite: Path) -> None:
     outside = suite.parent / "evil.py"
-    outside.write_text('print(\'{"passed": true}\')\n')
+    outside.write_text("print('{\"passed\": true}')\n")
     (suite / "checks" / "evil.py").symlink_to(outside)
     result = run("checks/evil.py", suite)
     assert result.status is Status.ERROR

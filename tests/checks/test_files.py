@@ -144,7 +144,9 @@ def test_file_content_pattern_anchors_at_each_line(workspace: Path) -> None:
 
 
 def test_file_content_fails_on_a_forbidden_text(workspace: Path) -> None:
-    result = check("file_content", {"path": "src/main.ts", "not_contains": "console.log"}, workspace)
+    result = check(
+        "file_content", {"path": "src/main.ts", "not_contains": "console.log"}, workspace
+    )
     assert result.status is Status.FAILED
     assert result.reason == "file 'src/main.ts' contains 'console.log'"
 

@@ -152,7 +152,10 @@ def test_min_tool_calls_counts_one_tool_or_all() -> None:
         Status.FAILED,
         "tool 'get_policy' was called once, at least 2 expected",
     )
-    assert check("min_tool_calls", {"count": 5}).reason == "4 tool calls were made, at least 5 expected"
+    assert (
+        check("min_tool_calls", {"count": 5}).reason
+        == "4 tool calls were made, at least 5 expected"
+    )
 
 
 def test_max_tool_calls_counts_one_tool_or_all() -> None:

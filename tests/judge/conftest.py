@@ -110,7 +110,7 @@ class _Server(ThreadingHTTPServer):
 def llm_server() -> Iterator[ScriptedLLM]:
     script = ScriptedLLM()
     server = _Server(("127.0.0.1", 0), _handler(script))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     script.url = f"http://127.0.0.1:{server.server_address[1]}"
     yield script

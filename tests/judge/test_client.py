@@ -194,12 +194,20 @@ def test_an_unreadable_cache_file_is_asked_again(llm_server: ScriptedLLM, tmp_pa
 def test_the_digest_is_the_sha256_of_the_exact_request(llm_server: ScriptedLLM) -> None:
     llm_server.openai_call(GOOD)
     llm_server.openai_call(GOOD)
-    llm_server.openai_call(GOOD)
-    base = _client(llm_server).verdict(_request()).provenance.digest
-    assert base == _client(llm_server).verdict(_request()).provenance.digest
-    assert base != _client(llm_server, seed=8).verdict(_request()).provenance.digest
-    assert len(base) == 64 and int(base, 16) >= 0
-    assert base != hashlib.sha256(b"").hexdigest()
+    request = _request()
+    digest = _client(llm_server).verdict(request).provenance.digest
+    sent = {
+        "provider": "openai",
+        "model": "judge-model",
+        "temperature": 0.0,
+        "seed": 7,
+        "max_tokens": None,
+        "messages": llm_server.last()["messages"],
+        "tool": {"name": TOOL.name, "description": TOOL.description, "parameters": TOOL.parameters},
+    }
+    canonical = json.dumps(sent, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert digest == hashlib.sha256(canonical.encode()).hexdigest()
+    assert digest != _client(llm_server, seed=8).verdict(request).provenance.digest
 
 
 def test_text_answers_in_prose_and_is_cached(llm_server: ScriptedLLM, tmp_path: Path) -> None:

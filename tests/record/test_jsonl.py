@@ -32,7 +32,13 @@ FULL = (
     {"type": "tool_call", "id": "c1", "name": "get_order", "args": {"id": "A-1"}, "ts": 101.0},
     {"type": "tool_result", "id": "c1", "result": {"status": "broken"}, "ts": 101.25},
     {"type": "passage", "id": "policy-2", "text": "Broken goods are refunded.", "source": "kb"},
-    {"type": "hook", "name": "ceiling", "decision": "deny", "reason": "over 150", "tool_call_id": 9},
+    {
+        "type": "hook",
+        "name": "ceiling",
+        "decision": "deny",
+        "reason": "over 150",
+        "tool_call_id": 9,
+    },
     {"type": "usage", "input_tokens": 100, "output_tokens": 20, "cost_usd": 0.5, "model": "gpt-x"},
     {"type": "user", "text": "Yes, refund it", "ts": 102.0},
     {"type": "approval", "id": "ap-1", "tool": "refund", "tool_call_id": "c2", "by": "lead"},
@@ -53,7 +59,12 @@ def test_every_event_type_lands_in_its_field() -> None:
         2,
     )
     lookup, refund = run.tool_calls
-    assert (lookup.id, lookup.name, lookup.args, lookup.turn) == ("c1", "get_order", {"id": "A-1"}, 1)
+    assert (lookup.id, lookup.name, lookup.args, lookup.turn) == (
+        "c1",
+        "get_order",
+        {"id": "A-1"},
+        1,
+    )
     assert json.loads(lookup.result or "") == {"status": "broken"}
     assert (lookup.started_at, lookup.ended_at) == (101.0, 101.25)
     assert (refund.result, refund.is_error, refund.turn) == ("card declined", True, 2)
@@ -216,4 +227,6 @@ def test_ten_thousand_records_of_twenty_calls_read_in_seconds() -> None:
     runs = [parse_record(text, "jsonl") for text in texts]
     elapsed = time.perf_counter() - start
     assert all(len(run.tool_calls) == 20 for run in runs)
-    assert elapsed < 1.5, f"1,000 records took {elapsed:.2f}s; 10,000 would take {elapsed * 10:.0f}s"
+    assert elapsed < 1.5, (
+        f"1,000 records took {elapsed:.2f}s; 10,000 would take {elapsed * 10:.0f}s"
+    )

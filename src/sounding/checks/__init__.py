@@ -6,7 +6,10 @@ from sounding.checks import _custom as _custom
 from sounding.checks import _files as _files
 from sounding.checks import _forbidden as _forbidden
 from sounding.checks import _grader as _grader
+from sounding.checks import _http as _http
 from sounding.checks import _judge as _judge
+from sounding.checks import _service_rules as _service_rules
+from sounding.checks import _sql as _sql
 from sounding.checks import _support as _support
 from sounding.checks import _trace as _trace
 from sounding.checks._base import (

@@ -168,7 +168,7 @@ def _read_answer(name: str, reply: dict[str, Any]) -> GraderAnswer:
     if isinstance(answer, bool):
         return GraderAnswer(passed=answer)
     if not isinstance(answer, dict):
-        raise _malformed(name, json.dumps(answer), f"it is a {type(answer).__name__}")
+        raise _malformed(name, json.dumps(answer), f"it is of type {type(answer).__name__}")
     return _read_mapping(name, answer)
 
 

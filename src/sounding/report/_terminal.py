@@ -52,7 +52,7 @@ def scenario_line(line: ScenarioLine) -> str:
     counts = f"{line.result.passed}/{judged}"
     if line.result.errors:
         counts += f" ({line.result.errors} error)"
-    cell = "" if line.cell == "default" else f"[{escape(line.cell)}] "
+    cell = "" if line.cell == "default" else escape(f"[{line.cell}] ")
     reason = line.first_failure.replace("\n", " ")
     if len(reason) > _REASON_WIDTH:
         reason = reason[: _REASON_WIDTH - 1] + "…"

@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from sounding.runner._cells import Cell, CellError, CellsConfig, build_cells, reference_cell
+
 CONFIG_NAME = "sounding.toml"
 
 
@@ -61,7 +63,7 @@ class SuiteFile(_Strict):
     output: OutputConfig = Field(default_factory=OutputConfig)
     judge: dict[str, Any] | None = None
     services: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    cells: dict[str, Any] = Field(default_factory=dict)
+    cells: CellsConfig = Field(default_factory=CellsConfig)
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,14 @@ class Suite:
 
     root: Path
     config: SuiteFile
+
+    @property
+    def cells(self) -> list[Cell]:
+        return build_cells(self.config.cells)
+
+    @property
+    def reference_cell(self) -> str:
+        return reference_cell(self.config.cells, self.cells)
 
     @property
     def cases_dir(self) -> Path:
@@ -121,9 +131,14 @@ def load_suite(path: Path) -> Suite:
     except tomllib.TOMLDecodeError as exc:
         raise SuiteConfigError(f"{config_path}: not valid TOML: {exc}") from None
     try:
-        return Suite(root, SuiteFile.model_validate(raw))
+        suite = Suite(root, SuiteFile.model_validate(raw))
     except ValidationError as exc:
         raise SuiteConfigError(_describe(config_path, exc)) from None
+    try:
+        suite.cells  # noqa: B018 - a typo in a cell fails here, before anything runs
+    except CellError as exc:
+        raise SuiteConfigError(f"{config_path}: {exc}") from None
+    return suite
 
 
 def _describe(path: Path, exc: ValidationError) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 from collections.abc import Callable, Iterable
@@ -10,7 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sounding.runner._cells import Cell
 from sounding.runner._config import Suite, SuiteConfigError
+from sounding.runner._measures import measures_document
 from sounding.runner._trial import Agent, TrialOutcome, TrialPlan, TrialSettings, run_trial
 from sounding.runner._workspace import Origin, resolve_origin
 from sounding.scoring import ScenarioResult, TrialScore, TrialVerdict, aggregate
@@ -25,8 +28,6 @@ from sounding.store import (
     sweep_tmp,
     write_json,
 )
-
-DEFAULT_CELL = "default"
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,7 @@ def run_suite(
     outcomes = [load_outcome(p.folder, p.key) for p in plans]
     lines = summarize(cases, plans, outcomes)
     write_json(layout.summary_file, summary_document(layout, lines))
+    write_json(layout.root / "measures.json", measures_document(layout.run_id, outcomes))
     return RunResult(layout, lines, outcomes, len(pending))
 
 
@@ -159,6 +161,7 @@ def _plan(
     suite: Suite, cases: list[Case], options: RunOptions, layout: RunLayout
 ) -> list[TrialPlan]:
     chosen = _select(cases, options.scenarios)
+    cells = suite.cells
     cache = layout.root / ".cache"
     origins: dict[int, Origin] = {}
     plans = []
@@ -167,10 +170,13 @@ def _plan(
         if key not in origins:
             origins[key] = resolve_origin(scenario.workspace, suite.root, cache)
         trials = options.trials or scenario.trials
-        for n in range(1, trials + 1):
-            trial = TrialKey(DEFAULT_CELL, case.name, scenario.id, n)
-            plans.append(TrialPlan(trial, case, scenario, origins[key], layout.trial_dir(trial)))
-    return sorted(plans, key=lambda p: (p.key.trial, p.key.cell, p.key.case, p.key.scenario))
+        for n, cell in itertools.product(range(1, trials + 1), cells):
+            trial = TrialKey(cell.name, case.name, scenario.id, n)
+            folder = layout.trial_dir(trial)
+            plans.append(TrialPlan(trial, case, scenario, origins[key], folder, cell))
+    rank = {cell.name: i for i, cell in enumerate(cells)}
+    # interleaved: trial n of every scenario in every cell before trial n + 1 of any
+    return sorted(plans, key=lambda p: (p.key.trial, p.key.case, p.key.scenario, rank[p.key.cell]))
 
 
 def _select(cases: list[Case], scenario_ids: list[str]) -> list[tuple[Case, Scenario]]:
@@ -219,6 +225,8 @@ def load_outcome(folder: Path, key: TrialKey) -> TrialOutcome:
         document["duration_ms"],
         document["attempts"],
         document.get("usage", {}),
+        document.get("metrics", {}),
+        document.get("metric_reasons", {}),
     )
 
 
@@ -275,8 +283,14 @@ def _run_document(
         "run_id": layout.run_id,
         "suite": str(suite.root),
         "options": options.as_dict(),
+        "reference_cell": suite.reference_cell,
+        "cells": {cell.name: _delta(cell) for cell in suite.cells},
         "trials": [p.key.as_dict() for p in plans],
     }
+
+
+def _delta(cell: Cell) -> dict[str, Any]:
+    return cell.delta.model_dump(exclude_defaults=True)
 
 
 def summary_document(layout: RunLayout, lines: list[ScenarioLine]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from sounding._measure import measure_trial
 from sounding.checks import Evidence, Judge, ServiceEvidence
 from sounding.record import RunRecord
 from sounding.runner._agent import AgentRun, TurnInput, run_callable, run_command
+from sounding.runner._cells import DEFAULT_CELL, Cell
 from sounding.runner._collect import build_record
 from sounding.runner._workspace import Origin, changes, prepare
 from sounding.scoring import TrialScore
@@ -31,9 +32,9 @@ class Agent:
     env: dict[str, str] = field(default_factory=dict)
     attempts: int = 3
 
-    def run(self, given: TurnInput) -> AgentRun:
+    def run(self, given: TurnInput, args: list[str]) -> AgentRun:
         if self.kind == "command":
-            return run_command(self.argv, given)
+            return run_command([*self.argv, *args], given)
         return run_callable(self.function, given)
 
 
@@ -46,7 +47,7 @@ class TrialPlan:
     scenario: Scenario
     origin: Origin
     folder: Path
-    cell_env: dict[str, str] = field(default_factory=dict)
+    cell: Cell = field(default_factory=lambda: Cell(DEFAULT_CELL))
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class TrialOutcome:
     duration_ms: float
     attempts: int
     usage: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    metric_reasons: dict[str, str] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:
@@ -95,7 +98,7 @@ def _run(plan: TrialPlan, settings: TrialSettings, started: float) -> TrialOutco
         run, attempts = _attempts(plan, settings, services_env(services))
         outcome_error = _agent_error(run)
         _store_agent_output(plan.folder, run)
-        record = build_record(plan.scenario.user, run, plan.folder / "trace.jsonl")
+        record = build_record(plan.cell.turns(plan.scenario.user), run, plan.folder / "trace.jsonl")
         write_text(plan.folder / "record.json", record.to_json())
         if outcome_error:
             return TrialOutcome(plan.key, "error", None, outcome_error, _ms(started), attempts)
@@ -121,7 +124,8 @@ def _attempts(
             shutil.rmtree(workspace)
         (plan.folder / "trace.jsonl").unlink(missing_ok=True)
         prepare(plan.origin, workspace)
-        run = settings.agent.run(_turn_input(plan, settings, workspace, service_env))
+        given = _turn_input(plan, settings, workspace, service_env)
+        run = settings.agent.run(given, plan.cell.delta.args)
         if not run.produced_nothing:
             return run, attempt
     return run, settings.agent.attempts
@@ -135,7 +139,7 @@ def _turn_input(
         **_base_env(),
         **settings.agent.env,
         **plan.scenario.env,
-        **plan.cell_env,
+        **plan.cell.env(),
         **service_env,
         "SOUNDING_TRACE": str(trace),
         "SOUNDING_WORKSPACE": str(workspace),
@@ -144,7 +148,7 @@ def _turn_input(
         "SOUNDING_CASE": plan.key.case,
     }
     return TurnInput(
-        turns=plan.scenario.user,
+        turns=plan.cell.turns(plan.scenario.user),
         workspace=workspace,
         trace_path=trace,
         history_path=plan.folder / "history.json",
@@ -233,6 +237,8 @@ def outcome_document(outcome: TrialOutcome) -> dict[str, Any]:
         "duration_ms": round(outcome.duration_ms, 3),
         "attempts": outcome.attempts,
         "usage": outcome.usage,
+        "metrics": outcome.metrics,
+        "metric_reasons": outcome.metric_reasons,
         "score": outcome.score.model_dump(mode="json") if outcome.score else None,
     }
 

@@ -12,7 +12,22 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sounding.checks import ServiceEvidence
+# From the module, not the package: the `sql` check family imports our SQL helpers while
+# `sounding.checks` is still being imported, so its package namespace may not be filled yet.
+from sounding.checks._base import ServiceEvidence
+
+__all__ = [
+    "SQL_SERVER_ENV",
+    "RunningService",
+    "ServiceError",
+    "ServiceEvidence",
+    "ServiceSettings",
+    "SpecModel",
+    "StartContext",
+    "env_prefix",
+    "free_port",
+    "tail",
+]
 
 SQL_SERVER_ENV = "SOUNDING_SQL_SERVER"
 """The environment variable that names the default SQL server (`servers["sql"]`)."""

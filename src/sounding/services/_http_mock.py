@@ -21,8 +21,13 @@ from urllib.parse import parse_qs, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from sounding.checks import ServiceEvidence
-from sounding.services._base import RunningService, SpecModel, StartContext, env_prefix
+from sounding.services._base import (
+    RunningService,
+    ServiceEvidence,
+    SpecModel,
+    StartContext,
+    env_prefix,
+)
 
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 

@@ -21,10 +21,10 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from sounding.checks import ServiceEvidence
 from sounding.services._base import (
     RunningService,
     ServiceError,
+    ServiceEvidence,
     SpecModel,
     StartContext,
     env_prefix,

@@ -10,10 +10,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from sounding.checks import ServiceEvidence
 from sounding.services._base import (
     RunningService,
     ServiceError,
+    ServiceEvidence,
     ServiceSettings,
     SpecModel,
     StartContext,

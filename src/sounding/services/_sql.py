@@ -26,10 +26,10 @@ from pydantic import Field, field_validator
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from sounding.checks import ServiceEvidence
 from sounding.services._base import (
     RunningService,
     ServiceError,
+    ServiceEvidence,
     ServiceSettings,
     SpecModel,
     StartContext,

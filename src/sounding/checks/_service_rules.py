@@ -1,0 +1,125 @@
+"""Forbidden rules on a trial's services: calls to mocks and writes to tables not allowed.
+
+`failed` means the rule was violated and the reason says where. A rule with no service
+of its kind to watch is `unjudged` (it cannot see what it guards); a database whose
+tables could not be read after the run is `error`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field
+
+from sounding.checks._base import CheckContext, CheckResult, Params, ServiceEvidence
+from sounding.checks._registry import Role, registry
+
+FAMILY = "forbidden"
+
+
+def _as_list(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+Allowed = Annotated[list[Annotated[str, Field(min_length=1)]], BeforeValidator(_as_list)]
+
+
+def _listed(items: list[str], limit: int = 3) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+def _of_type(context: CheckContext, kind: str) -> dict[str, ServiceEvidence]:
+    services = context.evidence.services.items()
+    return {name: s for name, s in sorted(services) if s.type == kind}
+
+
+# ---- http_except ------------------------------------------------------------------------
+
+
+class HttpExceptParams(Params):
+    """The http_mock services the agent may call; a request to any other is a violation."""
+
+    services: Allowed
+
+
+@registry.check(
+    "http_except", HttpExceptParams, family=FAMILY, role=Role.FORBIDDEN, shorthand="services"
+)
+def http_except(params: HttpExceptParams, context: CheckContext) -> CheckResult:
+    """No http_mock service outside the allowed list received a request."""
+    mocks = _of_type(context, "http_mock")
+    if not mocks:
+        return CheckResult.unjudged(
+            "http_except watches http_mock services and this trial has none; declare the "
+            "mocks under services: or drop the rule"
+        )
+    violations = []
+    for name, mock in mocks.items():
+        requests = mock.details.get("requests")
+        if not isinstance(requests, list):
+            return CheckResult.error(f"http_mock '{name}' left no recording to read")
+        if name not in params.services and requests:
+            violations.append(f"'{name}' got {_calls(requests)}")
+    allowed = ", ".join(params.services) or "none"
+    if violations:
+        reason = f"called mocks outside the allowed ({allowed}): " + "; ".join(violations)
+        return CheckResult.failed(reason, violations=violations)
+    return CheckResult.passed(f"only allowed mocks were called ({allowed})")
+
+
+def _calls(requests: list[Mapping[str, Any]]) -> str:
+    seen = [f"{r.get('method', '?')} {r.get('path', '?')}" for r in requests]
+    unique = list(dict.fromkeys(seen))
+    count = len(requests)
+    return f"{count} request{'s' * (count != 1)} ({_listed(unique)})"
+
+
+# ---- db_writes_outside ------------------------------------------------------------------
+
+
+class DbWritesOutsideParams(Params):
+    """Tables the agent may change (`table`, or `service.table` for one service only)."""
+
+    tables: Allowed
+
+
+@registry.check(
+    "db_writes_outside",
+    DbWritesOutsideParams,
+    family=FAMILY,
+    role=Role.FORBIDDEN,
+    shorthand="tables",
+)
+def db_writes_outside(params: DbWritesOutsideParams, context: CheckContext) -> CheckResult:
+    """No table outside the allowed list was written, created or dropped."""
+    databases = _of_type(context, "sql")
+    if not databases:
+        return CheckResult.unjudged(
+            "db_writes_outside watches sql services and this trial has none; declare the "
+            "database under services: or drop the rule"
+        )
+    violations = []
+    for name, database in databases.items():
+        changes = database.details.get("table_changes")
+        if database.details.get("changed_tables") is None or not isinstance(changes, Mapping):
+            why = database.details.get("fingerprint_error") or "no table fingerprint was taken"
+            return CheckResult.error(
+                f"sql service '{name}': cannot tell which tables changed: {why}"
+            )
+        outside = [t for t in sorted(changes) if not _allowed(name, t, params.tables)]
+        if outside:
+            described = ", ".join(f"'{t}' ({changes[t]})" for t in outside)
+            violations.append(f"'{name}': {described}")
+    allowed = ", ".join(params.tables) or "none"
+    if violations:
+        reason = f"wrote to tables outside the allowed ({allowed}): " + "; ".join(violations)
+        return CheckResult.failed(reason, violations=violations)
+    return CheckResult.passed(f"only allowed tables changed ({allowed})")
+
+
+def _allowed(service: str, table: str, allowed: list[str]) -> bool:
+    """Names compare without case: `Users` and `users` are the same table to a reader."""
+    wanted = {entry.lower() for entry in allowed}
+    return table.lower() in wanted or f"{service}.{table}".lower() in wanted

@@ -1,0 +1,206 @@
+"""The `sql` check: a read-only query on a trial's database, its first value compared.
+
+Read-only on every engine, twice over: one statement only, run inside a transaction
+that is rolled back and that the engine itself holds read-only (SQLite: the file opened
+read-only and `query_only`; PostgreSQL: SET TRANSACTION READ ONLY; MariaDB/MySQL: START
+TRANSACTION READ ONLY). MariaDB still runs DDL in a read-only transaction (DROP TABLE
+commits implicitly), so there a statement that is not a query is refused before sending.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from decimal import Decimal, InvalidOperation
+from typing import Any
+from urllib.parse import quote
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.pool import NullPool
+
+from sounding.checks._base import CheckContext, CheckResult, Params, ServiceEvidence
+from sounding.checks._registry import registry
+
+# Private modules on purpose: `sounding.services` imports this package while loading.
+from sounding.services._sql_server import database_message, engine_kind, open_engine
+from sounding.services._sql_text import SqlTextError, Statement, split_statements
+
+FAMILY = "sql"
+
+Expected = bool | int | float | str | None
+
+
+class SqlParams(Params):
+    """`{service, query, equals}`: the first column of the first row must equal `equals`."""
+
+    service: str
+    query: str
+    equals: Expected
+
+
+class QueryError(Exception):
+    """The query could not give a value: refused, failed, timed out, or returned no row."""
+
+
+@registry.check("sql", SqlParams, family=FAMILY)
+def sql(params: SqlParams, context: CheckContext) -> CheckResult:
+    """A read-only query on a sql service returns the expected first value."""
+    service = context.evidence.services.get(params.service)
+    problem = _unusable(params.service, service, context)
+    if problem is not None:
+        return problem
+    assert service is not None and service.url is not None
+    try:
+        value = first_value(service.url, params.query, context.timeout)
+    except QueryError as exc:
+        return CheckResult.error(f"sql on '{params.service}': {exc}")
+    shown, wanted = _show(value), _show(params.equals)
+    if matches(value, params.equals):
+        return CheckResult.passed(f"'{params.service}' returned {shown}", value=_plain(value))
+    return CheckResult.failed(
+        f"'{params.service}' returned {shown}, expected {wanted}",
+        value=_plain(value),
+        expected=params.equals,
+    )
+
+
+def _unusable(
+    name: str, service: ServiceEvidence | None, context: CheckContext
+) -> CheckResult | None:
+    known = sorted(n for n, s in context.evidence.services.items() if s.type == "sql")
+    if service is None or service.type != "sql":
+        listed = ", ".join(known) or "none"
+        return CheckResult.error(
+            f"no sql service '{name}' in this trial (sql services: {listed}); "
+            "declare it under services: or fix the name"
+        )
+    if service.url is None:
+        gone = service.details.get("gone") or "the database is gone"
+        return CheckResult.unjudged(f"sql service '{name}' cannot be queried: {gone}")
+    return None
+
+
+def first_value(url: str, query: str, timeout: float) -> Any:
+    """The first column of the first row of `query`, read-only; QueryError says why not."""
+    kind = engine_kind(url)
+    statement = _one_statement(query, kind)
+    deadline = time.monotonic() + timeout
+    engine = _sqlite_engine(url, deadline) if kind == "sqlite" else open_engine(make_url(url))
+    try:
+        with engine.connect() as connection:
+            return _run(connection, statement, kind, timeout)
+    except sa.exc.DBAPIError as exc:
+        if time.monotonic() >= deadline or _timed_out(exc):
+            raise QueryError(f"the query ran longer than the check's {timeout:g}s") from None
+        raise QueryError(f"{kind} says: {database_message(exc)}") from None
+    finally:
+        engine.dispose()
+
+
+def _one_statement(query: str, kind: str) -> Statement:
+    try:
+        statements = split_statements(query, dialect=kind)
+    except SqlTextError as exc:
+        raise QueryError(f"the query cannot be read: {exc}") from None
+    if len(statements) != 1:
+        raise QueryError(
+            f"the query holds {len(statements)} statements; a sql check runs exactly one"
+        )
+    statement = statements[0]
+    if kind == "mysql" and not statement.reads_only:
+        raise QueryError(
+            f"refused before sending: {statement.keyword or 'this'} is not a query, and MariaDB/"
+            "MySQL commit DDL even inside a read-only transaction; a sql check may only read "
+            "(SELECT, WITH, SHOW, VALUES, DESCRIBE)"
+        )
+    return statement
+
+
+def _sqlite_engine(url: str, deadline: float) -> Engine:
+    path = make_url(url).database or ""
+
+    def connect() -> sqlite3.Connection:
+        connection = sqlite3.connect(
+            f"file:{quote(path)}?mode=ro", uri=True, check_same_thread=False
+        )
+        connection.execute("PRAGMA query_only = ON")
+        connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        return connection
+
+    return sa.create_engine("sqlite://", creator=connect, poolclass=NullPool)
+
+
+def _run(connection: Connection, statement: Statement, kind: str, timeout: float) -> Any:
+    try:
+        _begin_read_only(connection, kind, timeout)
+        runner = connection.execution_options(no_parameters=True)
+        row = runner.exec_driver_sql(statement.text).first()
+    except sa.exc.ResourceClosedError:
+        raise QueryError("the statement returns no rows; a sql check needs a query") from None
+    finally:
+        connection.rollback()
+    if row is None:
+        raise QueryError("the query returned no rows; make it return one (e.g. SELECT count(*))")
+    return row[0]
+
+
+def _begin_read_only(connection: Connection, kind: str, timeout: float) -> None:
+    run = connection.exec_driver_sql
+    if kind == "postgresql":
+        run("SET TRANSACTION READ ONLY")
+        run(f"SET LOCAL statement_timeout = {int(timeout * 1000)}")
+    elif kind == "mysql":
+        if getattr(connection.dialect, "is_mariadb", False):
+            run(f"SET SESSION max_statement_time = {timeout:.3f}")
+        else:
+            run(f"SET SESSION max_execution_time = {int(timeout * 1000)}")
+        run("START TRANSACTION READ ONLY")
+
+
+def _timed_out(exc: sa.exc.DBAPIError) -> bool:
+    text = database_message(exc).lower()
+    return any(word in text for word in ("statement timeout", "max_statement_time", "interrupted"))
+
+
+def matches(value: Any, expected: Expected) -> bool:
+    """Numbers numerically (0 == 0.0 == Decimal('0'), true == 1), anything else as text."""
+    if expected is None:
+        return value is None
+    if isinstance(expected, bool):
+        return _number(value) == (1 if expected else 0)
+    if isinstance(expected, int | float):
+        number = _number(value)
+        return number is not None and number == _number(expected)
+    return value is not None and _text(value) == expected
+
+
+def _number(value: Any) -> Decimal | None:
+    if isinstance(value, bool):
+        return Decimal(int(value))
+    if isinstance(value, int | Decimal):
+        return Decimal(value)
+    if isinstance(value, float):
+        try:
+            return Decimal(repr(value))
+        except InvalidOperation:
+            return None
+    return None
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", "replace")
+    return str(value)
+
+
+def _plain(value: Any) -> Any:
+    """A value as JSON can hold it, for the result's details."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return _text(value)
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    text = repr(_plain(value)) if not isinstance(value, Decimal) else str(value)
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
