@@ -49,7 +49,7 @@ def test_tools_forbidden_fails_and_names_the_call() -> None:
     result = rule("tools_forbidden", "offer_replacement", Evidence(record=CALLS))
     assert (result.status, result.reason) == (
         Status.FAILED,
-        "forbidden tool 'offer_replacement' was called (call #2) (+1 more forbidden calls)",
+        "forbidden tool 'offer_replacement' was called (call #2) (+1 more forbidden call)",
     )
 
 

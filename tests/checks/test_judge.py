@@ -87,9 +87,7 @@ def _evidence(**fields: Any) -> Evidence:
     return Evidence(**(base | fields))
 
 
-def _check(
-    raw: Any, judged: Judged | None, evidence: Evidence | None = None
-) -> CheckResult:
+def _check(raw: Any, judged: Judged | None, evidence: Evidence | None = None) -> CheckResult:
     check = registry.get("llm_as_judge")
     judge = _judge(judged) if judged is not None else None
     context = CheckContext(evidence=evidence or _evidence(), name="tone", judge=judge)
@@ -215,9 +213,7 @@ def test_input_from_a_workspace_file(judged: Judged, tmp_path: Path) -> None:
     assert "Dear Ana, refund sent." in _material(judged)
 
 
-def test_input_from_a_folder_gives_each_file_with_its_name(
-    judged: Judged, tmp_path: Path
-) -> None:
+def test_input_from_a_folder_gives_each_file_with_its_name(judged: Judged, tmp_path: Path) -> None:
     drafts = tmp_path / "drafts"
     (drafts / ".git").mkdir(parents=True)
     (drafts / "a.md").write_text("first draft")
@@ -229,7 +225,7 @@ def test_input_from_a_folder_gives_each_file_with_its_name(
     material = _material(judged)
     assert "=== drafts/a.md ===\nfirst draft" in material
     assert material.index("drafts/a.md") < material.index("drafts/b.md")
-    assert "drafts/logo.png ===\n(binary file, 11 bytes, not shown)" in material
+    assert "drafts/logo.png ===\n(binary file, 10 bytes, not shown)" in material
     assert "ref: main" not in material
 
 
@@ -283,6 +279,16 @@ def test_a_service_that_received_nothing_is_nothing_to_judge(judged: Judged) -> 
     assert result.status is Status.ERROR and result.reason.startswith("nothing to judge")
 
 
+def test_a_service_that_does_not_record_bodies_says_how_to_fix_it(judged: Judged) -> None:
+    requests = [{"method": "POST", "path": "/mail"}]
+    smtp = ServiceEvidence(
+        name="smtp", type="http_mock", details={"record": False, "requests": requests}
+    )
+    raw = {**CRITERIA, "input_from": "smtp.last_request.body"}
+    result = _check(raw, judged, _evidence(services={"smtp": smtp}))
+    assert result.status is Status.ERROR and "set record: true" in result.reason
+
+
 def test_an_unknown_service_is_an_error_naming_the_known_ones(judged: Judged) -> None:
     smtp = ServiceEvidence(name="smtp", type="http_mock")
     raw = {**CRITERIA, "input_from": "mail.last_request.body"}
@@ -299,7 +305,11 @@ def test_a_path_outside_the_workspace_is_refused_when_the_suite_loads(source: st
 def test_params_are_checked_when_the_suite_loads() -> None:
     check = registry.get("llm_as_judge")
     assert check.family == "judge"
-    for bad in ({"criteria": ""}, {"criteria": "c", "pass_threshold": 1.5}, {"criteria": "c", "x": 1}):
+    for bad in (
+        {"criteria": ""},
+        {"criteria": "c", "pass_threshold": 1.5},
+        {"criteria": "c", "x": 1},
+    ):
         with pytest.raises(ValueError):
             check.parse(bad)
     with pytest.raises(ValueError):

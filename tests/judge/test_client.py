@@ -100,7 +100,7 @@ def test_prose_instead_of_a_call_is_an_error(llm_server: ScriptedLLM) -> None:
         ({**GOOD, "score": 1.5}, r"score=1.5, outside \[0.0, 1.0\]"),
         ({**GOOD, "score": "0.8"}, "not a number"),
         ({**GOOD, "passed": "yes"}, "not a boolean"),
-        ("[0.8, true, \"ok\"]", "list arguments, not an object"),
+        ('[0.8, true, "ok"]', "list arguments, not an object"),
     ],
 )
 def test_a_malformed_call_is_an_error(
@@ -254,7 +254,7 @@ def test_anthropic_request_forces_the_tool_without_sampling(llm_server: Scripted
 
 def test_anthropic_text_only_is_an_error(llm_server: ScriptedLLM) -> None:
     llm_server.anthropic_text("Score: 0.8")
-    with pytest.raises(JudgeError, match="without calling record_verdict.*Score: 0.8"):
+    with pytest.raises(JudgeError, match=r"without calling record_verdict.*Score: 0.8"):
         _anthropic(llm_server).verdict(_request())
 
 

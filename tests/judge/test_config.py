@@ -45,6 +45,13 @@ def test_load_applies_the_environment_overrides() -> None:
     )
 
 
+def test_load_takes_a_relative_cache_dir_from_the_suite_folder(tmp_path: Path) -> None:
+    config = JudgeConfig.load({"model": "m", "cache_dir": "results/cache"}, {}, root=tmp_path)
+    assert config is not None and config.cache_dir == tmp_path / "results" / "cache"
+    absolute = JudgeConfig.load({"model": "m", "cache_dir": "/var/cache/j"}, {}, root=tmp_path)
+    assert absolute is not None and absolute.cache_dir == Path("/var/cache/j")
+
+
 def test_load_without_a_judge_is_none_and_the_environment_alone_is_enough() -> None:
     assert JudgeConfig.load(None, {}) is None
     config = JudgeConfig.load(None, {"SOUNDING_JUDGE_MODEL": "llama3"})
@@ -75,7 +82,7 @@ def test_preflight_reads_the_named_variable() -> None:
 @pytest.mark.parametrize("tested", ["gpt-4o", "GPT-4o", "openai/gpt-4o", "gpt-4o:latest"])
 def test_preflight_refuses_a_judge_that_is_a_model_under_test(tested: str) -> None:
     config = JudgeConfig(model="gpt-4o")
-    with pytest.raises(JudgeError, match="is also a model under test.*allow_same_model"):
+    with pytest.raises(JudgeError, match=r"is also a model under test.*allow_same_model"):
         preflight(config, models_under_test={tested, "other"}, environ={"OPENAI_API_KEY": "k"})
 
 
@@ -84,7 +91,9 @@ def test_preflight_holds_per_check_judge_models_to_the_same_rule() -> None:
     config = JudgeConfig(model="judge")
     preflight(config, models_under_test={"agent-model"}, environ=env)
     with pytest.raises(JudgeError, match="'agent-model' is also a model under test"):
-        preflight(config, models_under_test={"agent-model"}, judge_models=["agent-model"], environ=env)
+        preflight(
+            config, models_under_test={"agent-model"}, judge_models=["agent-model"], environ=env
+        )
 
 
 def test_allow_same_model_accepts_it_knowingly() -> None:

@@ -208,5 +208,5 @@ def test_a_failing_judge_raises_in_the_grader(tmp_path: Path) -> None:
     def llm(prompt: str) -> str:
         raise JudgeError("the judge (openai at x) answered HTTP 500: boom")
 
-    with pytest.raises(GraderError, match="JudgeUnavailable: the judge .* HTTP 500"):
+    with pytest.raises(GraderError, match=r"JudgeUnavailable: the judge .* HTTP 500"):
         _grade(_suite(tmp_path, ASKS), llm=llm)

@@ -9,7 +9,9 @@ TOOL = verdict_tool({"ok": "bool"})
 
 def test_the_prompt_carries_criteria_rubric_and_the_material() -> None:
     rubric = Rubric.model_validate({"pass": "Names the refund amount", "fail": "Vague"})
-    request = judge_request(criteria="Is it clear?", material="Refund: $40", tool=TOOL, rubric=rubric)
+    request = judge_request(
+        criteria="Is it clear?", material="Refund: $40", tool=TOOL, rubric=rubric
+    )
     assert "Is it clear?" in request.system
     assert "What passes:\nNames the refund amount" in request.system
     assert "What fails:\nVague" in request.system

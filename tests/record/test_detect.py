@@ -105,7 +105,7 @@ def test_a_json_error_in_an_explicit_format_names_line_and_column() -> None:
     ("text", "words"),
     [
         ("", "empty"),
-        ("42", "a JSON int"),
+        ("42", "a JSON number"),
         ('{"name": "x", "steps": []}', "its keys: name, steps"),
         ("[1, 2]", "not all messages"),
         ("hello", "not JSON"),

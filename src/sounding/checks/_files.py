@@ -4,32 +4,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from sounding.checks._base import CheckContext, CheckResult, Params
+from sounding.checks._fields import Regex, Texts
 from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside
 from sounding.checks._registry import registry
-
-
-def _as_list(value: Any) -> Any:
-    return [value] if isinstance(value, str) else value
-
-
-def _regex(value: str) -> str:
-    try:
-        re.compile(value, re.MULTILINE)
-    except re.error as exc:
-        raise ValueError(
-            f"'{value}' is not a valid regular expression ({exc}); "
-            "escape special characters such as ( [ . * with a backslash"
-        ) from None
-    return value
-
-
-Texts = Annotated[list[Annotated[str, Field(min_length=1)]], BeforeValidator(_as_list)]
-Regex = Annotated[str, AfterValidator(_regex)]
 
 NO_WORKSPACE = "the workspace was not kept for this trial"
 
@@ -86,11 +67,12 @@ def file_exists(params: PathParams, context: CheckContext) -> CheckResult:
 @registry.check("file_absent", PathParams, family="files", shorthand="path")
 def file_absent(params: PathParams, context: CheckContext) -> CheckResult:
     """Nothing exists at the path in the final workspace (not even a dangling symlink)."""
-    workspace = context.evidence.workspace
     target = _locate(context, params.path)
-    if workspace is None or isinstance(target, CheckResult):
-        return target if isinstance(target, CheckResult) else CheckResult.unjudged(NO_WORKSPACE)
-    found = target.exists() or (workspace / params.path).is_symlink()
+    if isinstance(target, CheckResult):
+        return target
+    workspace = context.evidence.workspace
+    dangling = workspace is not None and (workspace / params.path).is_symlink()
+    found = target.exists() or dangling
     return CheckResult.verdict(
         not found, f"file '{params.path}' {'still exists' if found else 'is absent'}"
     )

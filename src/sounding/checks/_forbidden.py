@@ -11,9 +11,10 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, field_validator
+from pydantic import Field, field_validator
 
 from sounding.checks._base import CheckContext, CheckResult, Evidence, Params
+from sounding.checks._fields import Name, Names, Texts
 from sounding.checks._paths import relative_path
 from sounding.checks._registry import Role, registry
 
@@ -24,14 +25,6 @@ SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 
 SECRET_MIN_CHARS = 8
 """...when its value has at least this many characters (shorter values match by chance)."""
-
-
-def _as_list(value: Any) -> Any:
-    return [value] if isinstance(value, str) else value
-
-
-Name = Annotated[str, Field(min_length=1)]
-Names = Annotated[list[Name], BeforeValidator(_as_list), Field(min_length=1)]
 
 
 def _listed(items: list[str], limit: int = 3) -> str:
@@ -58,7 +51,8 @@ def tools_forbidden(params: ToolsForbiddenParams, context: CheckContext) -> Chec
     if not hits:
         return CheckResult.passed("no forbidden tool was called")
     position, name = hits[0]
-    more = f" (+{len(hits) - 1} more forbidden calls)" if len(hits) > 1 else ""
+    rest = len(hits) - 1
+    more = f" (+{rest} more forbidden call{'s' if rest > 1 else ''})" if rest else ""
     return CheckResult.failed(
         f"forbidden tool '{name}' was called (call #{position}){more}",
         calls=[{"call": i, "tool": n} for i, n in hits],
@@ -71,12 +65,7 @@ def tools_forbidden(params: ToolsForbiddenParams, context: CheckContext) -> Chec
 class WritesParams(Params):
     """Workspace path prefixes writes may go to; `src/` allows everything under src."""
 
-    prefixes: list[str]
-
-    @field_validator("prefixes", mode="before")
-    @classmethod
-    def _listify(cls, value: Any) -> Any:
-        return _as_list(value)
+    prefixes: Texts
 
     @field_validator("prefixes")
     @classmethod

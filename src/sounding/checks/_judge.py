@@ -140,7 +140,13 @@ def _last_body(evidence: Evidence, name: str) -> str | CheckResult:
             f"input_from names service '{name}', which this trial did not have "
             f"(services: {known}); fix the name, or declare the service in the case"
         )
-    requests = evidence.services[name].details.get("requests") or []
+    details = evidence.services[name].details
+    if details.get("record") is False:
+        return CheckResult.error(
+            f"input_from reads the last request body of service '{name}', which does not "
+            "record bodies: set record: true on the service"
+        )
+    requests = details.get("requests") or []
     if not requests:
         return ""
     body = requests[-1].get("body") if isinstance(requests[-1], dict) else None

@@ -12,9 +12,10 @@ import re
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import AfterValidator, Field
 
 from sounding.checks._base import CheckContext, CheckResult, Params
+from sounding.checks._fields import Name, Names, Regex
 from sounding.checks._registry import registry
 from sounding.record import RunRecord, ToolCall
 
@@ -23,26 +24,6 @@ FAMILY = "support"
 EMAIL = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"
 CARD = r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)"
 """13 to 19 digits, single spaces or dashes allowed between them."""
-
-
-def _as_list(value: Any) -> Any:
-    return [value] if isinstance(value, str) else value
-
-
-def _regex(value: str) -> str:
-    try:
-        re.compile(value, re.MULTILINE)
-    except re.error as exc:
-        raise ValueError(
-            f"'{value}' is not a valid regular expression ({exc}); "
-            "escape special characters such as ( [ . * with a backslash"
-        ) from None
-    return value
-
-
-Name = Annotated[str, Field(min_length=1)]
-Names = Annotated[list[Name], BeforeValidator(_as_list), Field(min_length=1)]
-Regex = Annotated[str, AfterValidator(_regex)]
 
 
 def _show(value: Any, limit: int = 60) -> str:

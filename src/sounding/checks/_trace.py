@@ -7,36 +7,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import Field
 
 from sounding.checks._base import CheckContext, CheckResult, NoParams, Params
+from sounding.checks._fields import Name, Names, Regex
 from sounding.checks._registry import registry
 from sounding.record import RunRecord, ToolCall
 
 FAMILY = "trace"
 NO_ANSWER = "there was no final answer"
-
-
-def _as_list(value: Any) -> Any:
-    return [value] if isinstance(value, str) else value
-
-
-def _regex(value: str) -> str:
-    try:
-        re.compile(value, re.MULTILINE)
-    except re.error as exc:
-        raise ValueError(
-            f"'{value}' is not a valid regular expression ({exc}); "
-            "escape special characters such as ( [ . * with a backslash"
-        ) from None
-    return value
-
-
-Name = Annotated[str, Field(min_length=1)]
-Texts = Annotated[list[Name], BeforeValidator(_as_list), Field(min_length=1)]
-Regex = Annotated[str, AfterValidator(_regex)]
 
 
 def _times(n: int) -> str:
@@ -222,7 +203,7 @@ def result_contains(params: ResultContainsParams, context: CheckContext) -> Chec
 class AnswerTextParams(Params):
     """One text, or a list of texts."""
 
-    text: Texts
+    text: Names
 
 
 @registry.check("final_answer_contains", AnswerTextParams, family=FAMILY, shorthand="text")

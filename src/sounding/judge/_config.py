@@ -49,11 +49,16 @@ class JudgeConfig(BaseModel):
 
     @classmethod
     def load(
-        cls, raw: Mapping[str, Any] | None, environ: Mapping[str, str] | None = None
+        cls,
+        raw: Mapping[str, Any] | None,
+        environ: Mapping[str, str] | None = None,
+        *,
+        root: Path | None = None,
     ) -> JudgeConfig | None:
         """The `[judge]` table with SOUNDING_JUDGE_MODEL / SOUNDING_JUDGE_BASE_URL applied.
 
-        None when neither the table nor SOUNDING_JUDGE_MODEL names a judge.
+        None when neither the table nor SOUNDING_JUDGE_MODEL names a judge. A relative
+        `cache_dir` is taken relative to `root` (the suite folder) when it is given.
         """
         env = os.environ if environ is None else environ
         data = dict(raw or {})
@@ -64,9 +69,12 @@ class JudgeConfig(BaseModel):
         if not data:
             return None
         try:
-            return cls.model_validate(data)
+            config = cls.model_validate(data)
         except ValidationError as exc:
             raise JudgeError(_describe(exc)) from None
+        if root is not None and config.cache_dir is not None:
+            config = config.model_copy(update={"cache_dir": root / config.cache_dir})
+        return config
 
 
 def _describe(exc: ValidationError) -> str:

@@ -52,6 +52,16 @@ class Attach(Enum):
     ANSWERED = "answered"
 
 
+_JSON_KINDS = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number"}
+
+
+def json_kind(value: Any) -> str:
+    """What a decoded JSON value is, in JSON's words: object, array, string, null, ..."""
+    if value is None:
+        return "null"
+    return _JSON_KINDS.get(type(value), "number")
+
+
 def dump_result(value: Any) -> str:
     """A tool result as text: a string as is, anything else as compact JSON."""
     if isinstance(value, str):
@@ -66,7 +76,7 @@ def parse_args(raw: Any) -> tuple[dict[str, Any], str | None]:
     if isinstance(raw, dict):
         return raw, None
     if not isinstance(raw, str):
-        return {"_raw": raw}, f"arguments are a JSON {type(raw).__name__}, not an object"
+        return {"_raw": raw}, f"arguments are a JSON {json_kind(raw)}, not an object"
     if not raw.strip():
         return {}, None
     try:
@@ -75,7 +85,7 @@ def parse_args(raw: Any) -> tuple[dict[str, Any], str | None]:
         return {"_raw": raw}, f"arguments are not valid JSON: {exc.msg} (column {exc.colno})"
     if isinstance(value, dict):
         return value, None
-    return {"_raw": raw}, f"arguments are a JSON {type(value).__name__}, not an object"
+    return {"_raw": raw}, f"arguments are a JSON {json_kind(value)}, not an object"
 
 
 def check_content(content: Any, source: str, where: str) -> None:
@@ -86,7 +96,7 @@ def check_content(content: Any, source: str, where: str) -> None:
         return
     raise RecordError(
         source,
-        f"content is a JSON {type(content).__name__}",
+        f"content is a JSON {json_kind(content)}",
         "content must be a string, null, or a list of objects such as "
         '{"type": "text", "text": "..."}',
         where=f"{where}.content",

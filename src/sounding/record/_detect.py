@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sounding.record._anthropic import CALL_BLOCKS, parse_anthropic
-from sounding.record._build import RecordError, validate_record
+from sounding.record._build import RecordError, json_kind, validate_record
 from sounding.record._jsonl import parse_jsonl
 from sounding.record._model import SCHEMA, RunRecord
 from sounding.record._openai import parse_openai
@@ -160,7 +160,7 @@ def _classify(data: Any, source: str) -> tuple[str, str]:
     if isinstance(data, list):
         return _classify_messages(data, source, system=False)
     if not isinstance(data, dict):
-        raise RecordError(source, f"a JSON {type(data).__name__} is no run record", _PASS_FORMAT)
+        raise RecordError(source, f"a JSON {json_kind(data)} is no run record", _PASS_FORMAT)
     if "schema" in data:
         return "sounding", "it has a 'schema' key (a stored record)"
     if "traj" in data:

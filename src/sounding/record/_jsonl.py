@@ -1,112 +1,19 @@
-"""The event stream an agent writes to `SOUNDING_TRACE`: one JSON object per line.
+"""Read the event stream an agent writes to `SOUNDING_TRACE`: one JSON object per line.
 
-Every event has a `type` and may carry `ts` (unix seconds). The fields of each type are
-fixed below; an unknown type or field is refused with the line and the closest name, so a
-typo (`arguments` for `args`) never drops data silently. See docs/run-record.md.
+Each event is validated against `EVENT_FIELDS` (an unknown type or field is refused with
+its line and the closest name, so a typo never drops data silently), then applied to the
+record by one handler per type. See docs/run-record.md.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable
 from typing import Any
 
 from sounding.record._build import Attach, RecordBuilder, RecordError, dump_result, parse_args
+from sounding.record._events import KIND, META_FIELDS, validate_event
 from sounding.record._model import RunRecord
-
-_Check = Callable[[Any], bool]
-
-
-def _is_str(v: Any) -> bool:
-    return isinstance(v, str)
-
-
-def _is_id(v: Any) -> bool:
-    return isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def _is_count(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_bool(v: Any) -> bool:
-    return isinstance(v, bool)
-
-
-def _is_object(v: Any) -> bool:
-    return isinstance(v, dict)
-
-
-def _is_args(v: Any) -> bool:
-    return isinstance(v, dict | str)
-
-
-def _is_any(v: Any) -> bool:
-    return True
-
-
-_KIND: dict[_Check, str] = {
-    _is_str: "a string",
-    _is_id: "a string (or an integer)",
-    _is_number: "a number",
-    _is_count: "a non-negative integer",
-    _is_int: "an integer",
-    _is_bool: "true or false",
-    _is_object: "a JSON object",
-    _is_args: "a JSON object (or a string holding one)",
-    _is_any: "any JSON value",
-}
-
-# type -> field -> (check, required). `ts` is allowed on every event.
-EVENT_FIELDS: dict[str, dict[str, tuple[_Check, bool]]] = {
-    "task": {"prompt": (_is_str, True)},
-    "user": {"text": (_is_str, True)},
-    "assistant": {"text": (_is_str, True)},
-    "tool_call": {"id": (_is_id, False), "name": (_is_str, True), "args": (_is_args, False)},
-    "tool_result": {
-        "id": (_is_id, False),
-        "result": (_is_any, False),
-        "is_error": (_is_bool, False),
-    },
-    "passage": {"id": (_is_id, True), "text": (_is_str, False), "source": (_is_str, False)},
-    "hook": {
-        "name": (_is_str, True),
-        "decision": (_is_str, False),
-        "reason": (_is_str, False),
-        "tool_call_id": (_is_id, False),
-    },
-    "approval": {
-        "id": (_is_id, False),
-        "tool": (_is_str, False),
-        "tool_call_id": (_is_id, False),
-        "by": (_is_str, False),
-    },
-    "audit": {"kind": (_is_str, True), "details": (_is_object, False)},
-    "usage": {
-        "input_tokens": (_is_count, False),
-        "output_tokens": (_is_count, False),
-        "cost_usd": (_is_number, False),
-        "model": (_is_str, False),
-    },
-    "final": {"text": (_is_str, True)},
-    "error": {"message": (_is_str, True)},
-    "meta": {},
-}
-EVENT_TYPES = tuple(EVENT_FIELDS)
-_REQUIRED = {
-    kind: tuple(k for k, (_c, req) in f.items() if req) for kind, f in EVENT_FIELDS.items()
-}
-_ALLOWED = {kind: [*fields, "type", "ts"] for kind, fields in EVENT_FIELDS.items()}
-_META_FIELDS = {"model": _is_str, "seed": _is_int, "duration_ms": _is_number}
 
 
 def parse_jsonl(text: str, source: str) -> RunRecord:
@@ -135,19 +42,22 @@ def _events(text: str, source: str, reader: _Reader) -> list[tuple[int, Any]]:
     events = []
     for number, line in numbered:
         event = _decode(line, number, source, tolerate=unfinished and number == len(lines))
-        if event is None:
+        if event is _CUT:
             reader.builder.metadata["truncated_line"] = number
         else:
             events.append((number, event))
     return events
 
 
+_CUT = object()  # the last line of a killed agent, cut mid-write
+
+
 def _decode(line: str, number: int, source: str, *, tolerate: bool) -> Any:
     try:
         return json.loads(line)
     except json.JSONDecodeError as exc:
-        if tolerate:  # the last line of a killed agent, cut mid-write: drop it, mark it
-            return None
+        if tolerate:  # dropped, and its number kept in the record's metadata
+            return _CUT
         raise RecordError(
             source,
             f"not JSON: {exc.msg} (column {exc.colno})",
@@ -155,90 +65,6 @@ def _decode(line: str, number: int, source: str, *, tolerate: bool) -> Any:
             '{"type": "tool_call", "name": "search", "args": {"q": "x"}}',
             line=number,
         ) from None
-
-
-def _closest(word: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(word, known, n=1)
-    return f"did you mean '{close[0]}'? " if close else ""
-
-
-def _validate(event: Any, number: int, source: str) -> str:
-    """Check the event's type and fields; returns its type."""
-    if not isinstance(event, dict):
-        raise RecordError(
-            source,
-            f"a JSON {type(event).__name__}, not an object",
-            'each line must be one JSON object with a "type"',
-            line=number,
-        )
-    kind = event.get("type")
-    if not isinstance(kind, str):
-        raise RecordError(
-            source,
-            "the event has no string 'type'",
-            f"add one of: {', '.join(EVENT_TYPES)}",
-            line=number,
-        )
-    fields = EVENT_FIELDS.get(kind)
-    if fields is None:
-        raise RecordError(
-            source,
-            f"unknown event type '{kind}'",
-            f"{_closest(kind, list(EVENT_TYPES))}known types: {', '.join(EVENT_TYPES)}",
-            line=number,
-        )
-    if kind != "meta":
-        _validate_fields(kind, fields, event, number, source)
-    _validate_ts(event, number, source)
-    return kind
-
-
-def _validate_fields(
-    kind: str,
-    fields: dict[str, tuple[_Check, bool]],
-    event: dict[str, Any],
-    number: int,
-    source: str,
-) -> None:
-    allowed = _ALLOWED[kind]
-    for key, value in event.items():
-        if key in ("type", "ts"):
-            continue
-        spec = fields.get(key)
-        if spec is None:
-            raise RecordError(
-                source,
-                f"a '{kind}' event has no field '{key}'",
-                f"{_closest(key, allowed)}its fields are: {', '.join(allowed)}",
-                line=number,
-            )
-        check, required = spec
-        if (value is not None or required) and not check(value):
-            raise RecordError(
-                source,
-                f"'{kind}' field '{key}' must be {_KIND[check]}, not {json.dumps(value)[:60]}",
-                "fix the value the agent writes",
-                line=number,
-            )
-    for key in _REQUIRED[kind]:
-        if key not in event:
-            raise RecordError(
-                source,
-                f"a '{kind}' event needs '{key}'",
-                f"its fields are: {', '.join(allowed)}",
-                line=number,
-            )
-
-
-def _validate_ts(event: dict[str, Any], number: int, source: str) -> None:
-    ts = event.get("ts")
-    if ts is not None and not _is_number(ts):
-        raise RecordError(
-            source,
-            f"'ts' must be a number (unix seconds), not {json.dumps(ts)[:60]}",
-            "write time.time() or leave 'ts' out",
-            line=number,
-        )
 
 
 class _Reader:
@@ -274,7 +100,7 @@ class _Reader:
         }
 
     def read(self, event: Any, number: int) -> None:
-        kind = _validate(event, number, self.source)
+        kind = validate_event(event, number, self.source)
         ts = event.get("ts")
         if ts is not None:
             self.stamps.append(ts)
@@ -319,7 +145,7 @@ class _Reader:
         for key, value in event.items():
             if key in ("type", "ts"):
                 continue
-            check = _META_FIELDS.get(key)
+            check = META_FIELDS.get(key)
             if check is None:
                 self.builder.metadata[key] = value
             elif check(value):
@@ -327,7 +153,7 @@ class _Reader:
             else:
                 raise RecordError(
                     self.source,
-                    f"meta '{key}' must be {_KIND[check]}, not {json.dumps(value)[:60]}",
+                    f"meta '{key}' must be {KIND[check]}, not {json.dumps(value)[:60]}",
                     "fix the value, or put it under another key to keep it as metadata",
                     line=number,
                 )

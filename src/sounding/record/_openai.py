@@ -17,6 +17,7 @@ from sounding.record._build import (
     RecordBuilder,
     RecordError,
     check_content,
+    json_kind,
     parse_args,
 )
 from sounding.record._model import RunRecord, content_text
@@ -48,7 +49,7 @@ def _unwrap(data: Any, source: str) -> tuple[list[Any], str, dict[str, Any]]:
     if isinstance(data, list):
         return data, "messages", {}
     if not isinstance(data, dict):
-        raise RecordError(source, f"a JSON {type(data).__name__} is not a conversation", _SHAPES)
+        raise RecordError(source, f"a JSON {json_kind(data)} is not a conversation", _SHAPES)
     for key in ("messages", "traj"):
         if key in data:
             if not isinstance(data[key], list):
@@ -66,7 +67,7 @@ class _Reader:
     def read(self, message: Any, where: str) -> None:
         if not isinstance(message, dict):
             raise RecordError(
-                self.source, f"a JSON {type(message).__name__}, not a message", _SHAPES, where=where
+                self.source, f"a JSON {json_kind(message)}, not a message", _SHAPES, where=where
             )
         role = message.get("role")
         content = message.get("content")

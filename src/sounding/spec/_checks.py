@@ -7,10 +7,10 @@ an invariant's `check:` (`{type: command_exit, command: ...}`) and a `forbidden:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from sounding.checks import CheckType, Params, Registry, Role, UnknownCheckError
 from sounding.spec._errors import KeyPath, Locator, Problem
@@ -90,7 +90,7 @@ class CheckResolver:
 
     def _parse(self, check_type: CheckType[Any], raw: Any, key: KeyPath) -> Params | None:
         try:
-            return check_type.parse(raw)
+            params: Params = check_type.parse(raw)
         except ValidationError as exc:
             if not check_type.params.model_fields:
                 self._add(key, f"takes no params: write `{check_type.name}: true`")
@@ -101,11 +101,12 @@ class CheckResolver:
                 )
                 self.problems.extend(found)
             return None
+        return params
 
     def _check_paths(self, params: Params, key: KeyPath, shorthand: bool) -> None:
-        for sub, value in _walk(params.model_dump(), ()):
+        for sub, value in _texts(params, ()):
             name = sub[-1]
-            if isinstance(name, str) and _is_path_param(name) and isinstance(value, str):
+            if isinstance(name, str) and _is_path_param(name):
                 refusal = path_refusal(value, "the workspace")
                 if refusal is not None:
                     self._add(key if shorthand else (*key, *sub), refusal)
@@ -139,7 +140,9 @@ class CheckResolver:
 
 def _entry_refusal(item: Any) -> str:
     if isinstance(item, Mapping) and "type" in item:
-        return f"is written like an invariant's `check:`; here the key is the type, {_ENTRY_EXAMPLE}"
+        return (
+            f"is written like an invariant's `check:`; here the type is the key, {_ENTRY_EXAMPLE}"
+        )
     if isinstance(item, Mapping) and item:
         names = ", ".join(str(name) for name in item)
         return f"holds {len(item)} checks ({names}): put each in its own list item ('- ')"
@@ -150,12 +153,20 @@ def _entry_refusal(item: Any) -> str:
     return f"must be one check type and its params, {_ENTRY_EXAMPLE} (got {item!r})"
 
 
-def _walk(value: Any, key: KeyPath) -> Iterator[tuple[KeyPath, Any]]:
-    """Every (key path, value) inside nested mappings and lists."""
-    if isinstance(value, Mapping):
-        for name, item in value.items():
-            yield (*key, str(name)), item
-            yield from _walk(item, (*key, str(name)))
-    elif isinstance(value, list | tuple):
+def _texts(value: Any, key: KeyPath) -> Iterator[tuple[KeyPath, str]]:
+    """Every text inside params (nested models, mappings, lists) with the key it stands at."""
+    if isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            yield from _walk(item, (*key, index))
+            yield from _texts(item, (*key, index))
+        return
+    if isinstance(value, BaseModel):
+        items: Iterable[tuple[Any, Any]] = iter(value)
+    elif isinstance(value, Mapping):
+        items = value.items()
+    else:
+        return
+    for name, item in items:
+        if isinstance(item, str):
+            yield (*key, str(name)), item
+        else:
+            yield from _texts(item, (*key, str(name)))

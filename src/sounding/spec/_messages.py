@@ -45,7 +45,9 @@ def validation_problems(
     return [_problem(error, model, base, locator) for error in errors]
 
 
-def _problem(error: ErrorDetails, model: type[BaseModel], base: KeyPath, locator: Locator) -> Problem:
+def _problem(
+    error: ErrorDetails, model: type[BaseModel], base: KeyPath, locator: Locator
+) -> Problem:
     loc = tuple(error["loc"])
     kind = error["type"]
     if kind == "missing" and loc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -31,6 +31,7 @@ from sounding.spec._models import (
 )
 from sounding.spec._raw import RawBlock, RawCase, RawScenario, RawWorkspace
 
+T = TypeVar("T")
 _SCENARIO_ID = re.compile(r"[A-Za-z0-9_.-]+\Z")
 KNOWN_VERSIONS = (1,)
 
@@ -65,12 +66,42 @@ class _Block:
     invariants: dict[str, Invariant]
     expect: list[CheckSpec]
     leads: list[CheckSpec]
-    forbidden: dict[str, CheckSpec]
+    forbidden: dict[str, Assertion]
     scoring: dict[str, Any]
     workspace: dict[str, Any]
     test_command: str | None
     prepare: list[str] | None
     env: dict[str, str]
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """The case level, resolved once: what a scenario that overrides nothing gets as is."""
+
+    block: _Block
+    invariants: list[Invariant]
+    expect: list[Assertion]
+    leads: list[Assertion]
+    forbidden: list[Assertion]
+    scoring: Scoring
+    workspace: Workspace
+
+    @classmethod
+    def of(cls, block: _Block) -> _Shared:
+        return cls(
+            block=block,
+            invariants=list(block.invariants.values()),
+            expect=_numbered("expect", block.expect, 0),
+            leads=_numbered("lead", block.leads, 0),
+            forbidden=list(block.forbidden.values()),
+            scoring=Scoring(**block.scoring),
+            workspace=Workspace(**block.workspace),
+        )
+
+
+def _numbered(kind: str, specs: list[CheckSpec], start: int) -> list[Assertion]:
+    """`expect[2] tool_called`: numbered within the scenario, the case's entries first."""
+    return [Assertion(name=f"{kind}[{i}] {s.type}", check=s) for i, s in enumerate(specs, start)]
 
 
 class _CaseResolver:
@@ -89,8 +120,8 @@ class _CaseResolver:
         self._check_scenario_ids()
         self._check_services()
         self._check_validators()
-        shared = self._block(raw, ())
-        scenarios = [self._scenario(scenario, i, shared) for i, scenario in enumerate(raw.scenarios)]
+        shared = _Shared.of(self._block(raw, ()))
+        scenarios = [self._scenario(item, i, shared) for i, item in enumerate(raw.scenarios)]
         if self.problems:
             raise SpecError(self.problems)
         return Case(
@@ -179,9 +210,13 @@ class _CaseResolver:
         specs = [self.checks.entry(item, (*key, index)) for index, item in enumerate(items)]
         return [spec for spec in specs if spec is not None]
 
-    def _rules(self, rules: dict[str, Any], key: KeyPath) -> dict[str, CheckSpec]:
-        specs = {name: self.checks.rule(name, params, (*key, name)) for name, params in rules.items()}
-        return {name: spec for name, spec in specs.items() if spec is not None}
+    def _rules(self, rules: dict[str, Any], key: KeyPath) -> dict[str, Assertion]:
+        found: dict[str, Assertion] = {}
+        for name, params in rules.items():
+            spec = self.checks.rule(name, params, (*key, name))
+            if spec is not None:
+                found[name] = Assertion(name=f"forbidden {name}", check=spec)
+        return found
 
     def _check_workspace(self, workspace: RawWorkspace | None, key: KeyPath) -> None:
         if workspace is None:
@@ -212,31 +247,32 @@ class _CaseResolver:
             if refusal is not None:
                 self._add((*base, "prepare", index), refusal)
 
-    def _scenario(self, raw: RawScenario, index: int, shared: _Block) -> Scenario:
+    def _scenario(self, raw: RawScenario, index: int, shared: _Shared) -> Scenario:
         base: KeyPath = ("scenarios", index)
         own = self._block(raw, base)
-        defaults = self.raw.defaults
+        case, defaults = shared.block, self.raw.defaults
         trials = raw.trials or defaults.trials or 1
-        scoring = Scoring(**{**shared.scoring, **own.scoring})
+        scoring = Scoring(**{**case.scoring, **own.scoring}) if own.scoring else shared.scoring
         self._check_k(scoring, trials, raw, base, own)
-        expect = [*shared.expect, *own.expect]
-        leads = [*shared.leads, *own.leads]
-        forbidden = {**shared.forbidden, **own.forbidden}
         return Scenario(
             id=raw.id,
             user=self._turns(raw, base),
             trials=trials,
             timeout=raw.timeout or defaults.timeout or 600.0,
             check_timeout=raw.check_timeout or defaults.check_timeout or 30.0,
-            invariants=list({**shared.invariants, **own.invariants}.values()),
-            expect=[Assertion(name=f"expect[{i}] {s.type}", check=s) for i, s in enumerate(expect)],
-            leads=[Assertion(name=f"lead[{i}] {s.type}", check=s) for i, s in enumerate(leads)],
-            forbidden=[Assertion(name=f"forbidden {r}", check=s) for r, s in forbidden.items()],
+            invariants=_merged(case.invariants, own.invariants, shared.invariants),
+            expect=[*shared.expect, *_numbered("expect", own.expect, len(shared.expect))],
+            leads=[*shared.leads, *_numbered("lead", own.leads, len(shared.leads))],
+            forbidden=_merged(case.forbidden, own.forbidden, shared.forbidden),
             scoring=scoring,
-            workspace=Workspace(**{**shared.workspace, **own.workspace}),
-            test_command=own.test_command if own.test_command is not None else shared.test_command,
-            prepare=own.prepare if own.prepare is not None else (shared.prepare or []),
-            env={**shared.env, **own.env},
+            workspace=(
+                Workspace(**{**case.workspace, **own.workspace})
+                if own.workspace
+                else shared.workspace
+            ),
+            test_command=own.test_command if own.test_command is not None else case.test_command,
+            prepare=own.prepare if own.prepare is not None else (case.prepare or []),
+            env={**case.env, **own.env},
             line=self.locator.line(base),
         )
 
@@ -263,3 +299,8 @@ class _CaseResolver:
             "pass@k needs at least k trials; lower k or raise `trials`"
         )
         self._add(key, message)
+
+
+def _merged(case: dict[str, T], own: dict[str, T], unchanged: list[T]) -> list[T]:
+    """By name, the scenario's over the case's, in the case's order then the scenario's."""
+    return list({**case, **own}.values()) if own else unchanged

@@ -7,6 +7,7 @@ best effort; a path it missed falls back to the line of its table.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import tomllib
@@ -26,10 +27,8 @@ def read_toml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
     except tomllib.TOMLDecodeError as exc:
         raise SpecError([_syntax_problem(exc, file, text)]) from None
     lines: dict[KeyPath, int] = {(): 1}
-    try:
+    with contextlib.suppress(IndexError, ValueError):  # keep what was found before it got lost
         _Scanner(text, lines).run()
-    except (IndexError, ValueError):  # valid TOML the scanner does not follow: keep what it found
-        pass
     return data, lines
 
 

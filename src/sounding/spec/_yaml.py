@@ -70,7 +70,8 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, file: str) -> Problem:
 
 
 def _line(event: Event) -> int:
-    return int(event.start_mark.line) + 1
+    mark = event.start_mark
+    return int(mark.line) + 1 if mark is not None else 0
 
 
 class _Builder:
@@ -96,17 +97,16 @@ class _Builder:
         return data
 
     def value(self, event: Event, events: Iterator[Event], path: KeyPath) -> Any:
-        kind = type(event)
-        if kind is ScalarEvent:
+        if type(event) is ScalarEvent:
             value = self._scalar(event, path)
-        elif kind is MappingStartEvent:
+        elif type(event) is MappingStartEvent:
             value = self._mapping(event, events, path)
-        elif kind is SequenceStartEvent:
+        elif type(event) is SequenceStartEvent:
             value = self._sequence(event, events, path)
-        elif kind is AliasEvent:
+        elif type(event) is AliasEvent:
             return self._alias(event, path)
         else:  # pragma: no cover - the parser yields only these inside a document
-            raise yaml.YAMLError(f"unexpected {kind.__name__}")
+            raise yaml.YAMLError(f"unexpected {type(event).__name__}")
         if isinstance(event, NodeEvent) and event.anchor is not None:
             self.anchors[event.anchor] = value
         return value
@@ -116,7 +116,7 @@ class _Builder:
         if tag is None or tag == "!":
             if not event.implicit[0]:
                 return value  # quoted: always text
-            tag = _RESOLVER.resolve(ScalarNode, value, (True, False))
+            tag = _RESOLVER.resolve(ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
         if tag == _TAG + "str" or tag == _TAG + "timestamp":  # `ref: 2024-01-01` stays text
             return value
         if tag == _TAG + "null":
@@ -132,7 +132,8 @@ class _Builder:
 
     def _alias(self, event: AliasEvent, path: KeyPath) -> Any:
         if event.anchor not in self.anchors:
-            message = f"alias '*{event.anchor}' names no anchor ('&{event.anchor}') defined before it"
+            anchor = event.anchor
+            message = f"alias '*{anchor}' names no anchor ('&{anchor}') defined before it"
             self._problem(path, message, event)
             return None
         return self.anchors[event.anchor]

@@ -1,0 +1,125 @@
+"""Inline SVG charts and metric tables of one cell, for the HTML report.
+
+A bar is a scenario's pass rate over its judged trials; its whisker is the bootstrap
+interval of that rate (`sounding.scoring.interval`), so the reader sees how far the number
+would move on another run. Errored trials are left out of every rate and counted apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from html import escape
+
+from sounding.report._load import ScenarioTrials, StoredTrial
+from sounding.scoring import Interval, interval
+
+_LABEL = 240  # width of the label column
+_BAR = 360  # width of a full bar (rate 1.0)
+_ROW = 24  # height of one scenario's row
+_TOP = 20  # room for the axis labels
+_LABEL_CHARS = 34
+_COLORS = {"pass": "#1a7f37", "flaky": "#9a6700", "fail": "#cf222e", "error": "#8250df"}
+
+
+def cell_chart(scenarios: Sequence[ScenarioTrials]) -> str:
+    """One horizontal bar per scenario, with the interval as a whisker."""
+    width = _LABEL + _BAR + 120
+    height = _TOP + _ROW * len(scenarios) + 4
+    rows = "".join(_bar(n, s) for n, s in enumerate(scenarios))
+    return (
+        f'<svg class="chart" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">'
+        f"<title>pass rate per scenario, with its 95% bootstrap interval</title>"
+        f"{_axis(height)}{rows}</svg>"
+    )
+
+
+def _axis(height: int) -> str:
+    ticks = []
+    for fraction in (0.0, 0.5, 1.0):
+        x = _x(fraction)
+        ticks.append(
+            f'<line x1="{x}" y1="{_TOP - 4}" x2="{x}" y2="{height}" stroke="#d0d7de"/>'
+            f'<text x="{x}" y="{_TOP - 8}" text-anchor="middle">{fraction:.1f}</text>'
+        )
+    return "".join(ticks)
+
+
+def _bar(row: int, scenario: ScenarioTrials) -> str:
+    s = scenario.summary
+    y = _TOP + row * _ROW
+    label = s.label if len(s.label) <= _LABEL_CHARS else s.label[: _LABEL_CHARS - 1] + "…"
+    text = (
+        f'<text x="{_LABEL - 8}" y="{y + 16}" text-anchor="end">{escape(label)}</text>'
+        f'<rect x="{_LABEL}" y="{y + 4}" width="{_BAR}" height="{_ROW - 8}" fill="#f6f8fa"/>'
+    )
+    rate = scenario.pass_rate
+    if rate is None:
+        note = f"no judged trial ({s.errors} errored)"
+        tip = f"{s.label}: {note}"
+        return f"<g><title>{escape(tip)}</title>{text}{_note(y, note)}</g>"
+    tip = f"{s.label}: {s.passed}/{s.passed + s.failed} passed, {rate.describe()}"
+    return (
+        f"<g><title>{escape(tip)}</title>{text}"
+        f'<rect x="{_LABEL}" y="{y + 4}" width="{_x(rate.estimate) - _LABEL}" '
+        f'height="{_ROW - 8}" fill="{_COLORS[s.verdict.value]}" opacity="0.85"/>'
+        f"{_whisker(y, rate)}{_note(y, f'{s.passed}/{s.passed + s.failed}')}</g>"
+    )
+
+
+def _whisker(y: int, rate: Interval) -> str:
+    low, high, mid = _x(rate.low), _x(rate.high), y + _ROW // 2
+    return (
+        f'<g stroke="#1f2328" stroke-width="1.5">'
+        f'<line x1="{low}" y1="{mid}" x2="{high}" y2="{mid}"/>'
+        f'<line x1="{low}" y1="{mid - 5}" x2="{low}" y2="{mid + 5}"/>'
+        f'<line x1="{high}" y1="{mid - 5}" x2="{high}" y2="{mid + 5}"/></g>'
+    )
+
+
+def _note(y: int, text: str) -> str:
+    return f'<text x="{_LABEL + _BAR + 8}" y="{y + 16}">{escape(text)}</text>'
+
+
+def _x(fraction: float) -> float:
+    return round(_LABEL + fraction * _BAR, 1)
+
+
+Metric = tuple[str, Callable[[StoredTrial], float | int | None], Callable[[float], str]]
+
+_METRICS: list[Metric] = [
+    ("duration per trial", lambda t: t.duration_ms / 1000, lambda v: f"{v:.2f}s"),
+    ("cost per trial", lambda t: t.cost_usd, lambda v: f"${v:.4f}"),
+    ("tokens per trial", lambda t: t.tokens, lambda v: f"{v:,.0f}"),
+]
+
+
+def metrics_table(trials: Sequence[StoredTrial]) -> str:
+    """The cell's pass rate, and median duration, cost and tokens, each with its interval."""
+    scored = [t for t in trials if t.outcome is not None]
+    rows = [_rate_row(trials)]
+    for name, value, form in _METRICS:
+        values = [value(t) for t in scored]
+        measured = sum(v is not None for v in values)
+        if measured:
+            rows.append(_row(f"median {name}", interval(values), form, f"{measured} trials"))
+    head = "<tr><th>metric</th><th>estimate</th><th>95% interval</th><th>over</th></tr>"
+    return f'<table class="metrics">{head}{"".join(rows)}</table>'
+
+
+def _rate_row(trials: Sequence[StoredTrial]) -> str:
+    outcomes = [t.outcome for t in trials]
+    errored = sum(o is None for o in outcomes)
+    left_out = f", {errored} errored left out" if errored else ""
+    if errored == len(outcomes):
+        return f"<tr><td>pass rate</td><td colspan=3>no judged trial{left_out}</td></tr>"
+    over = f"{len(outcomes) - errored} judged trials{left_out}"
+    return _row("pass rate", interval(outcomes), lambda v: f"{v:.2f}", over)
+
+
+def _row(name: str, span: Interval, form: Callable[[float], str], over: str) -> str:
+    return (
+        f"<tr><td>{escape(name)}</td><td class=num>{escape(form(span.estimate))}</td>"
+        f"<td class=num>{escape(form(span.low))} – {escape(form(span.high))}</td>"
+        f"<td class=dim>{escape(over)}; {span.draws:,} draws, seed {span.seed}</td></tr>"
+    )

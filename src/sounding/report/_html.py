@@ -1,0 +1,348 @@
+"""One self-contained HTML page of a run: verdicts, pass-rate charts, and every trial.
+
+Nothing is fetched: the CSS, the script and the charts (SVG) are inline. Records hold
+untrusted text (agent output, tool results), so every value goes through `html.escape`
+and none of it is ever placed inside the script.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from html import escape
+from typing import Any
+
+from sounding.record import Message, RunRecord, ToolCall
+from sounding.report._charts import cell_chart, metrics_table
+from sounding.report._load import Results, ResultsError, ScenarioTrials, StoredTrial
+from sounding.scoring import Measured
+
+_CLIP = 20_000  # characters of one text shown in the page; the rest stays in the folder
+_ARTIFACTS = (("stdout.txt", "agent stdout"), ("stderr.txt", "agent stderr"))
+
+_STYLE = """
+:root{--pass:#1a7f37;--flaky:#9a6700;--fail:#cf222e;--error:#8250df;--line:#d0d7de;
+--soft:#f6f8fa;--ink:#1f2328;--dim:#59636e}
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);
+margin:0 auto;max-width:1200px;padding:16px 24px}
+h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:28px 0 8px;
+border-bottom:1px solid var(--line)}h3{font-size:15px;margin:18px 0 6px}
+code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre{background:var(--soft);border:1px solid var(--line);padding:8px;overflow:auto;
+white-space:pre-wrap;word-break:break-word;max-height:480px;margin:4px 0}
+table{border-collapse:collapse;margin:6px 0;width:100%}
+th,td{border:1px solid var(--line);padding:4px 6px;text-align:left;vertical-align:top}
+th{background:var(--soft)}td.num{text-align:right;white-space:nowrap}
+.v{font-weight:600;text-transform:uppercase;white-space:nowrap}
+.v-pass,.s-passed{color:var(--pass)}.v-flaky,.s-unjudged{color:var(--flaky)}
+.v-fail,.s-failed{color:var(--fail)}.v-error,.s-error{color:var(--error)}
+.s-skipped,.dim{color:var(--dim)}
+.dots a{display:inline-block;width:12px;height:12px;border-radius:6px;margin:1px}
+.dots a.v-pass{background:var(--pass)}.dots a.v-fail{background:var(--fail)}
+.dots a.v-error{background:var(--error)}
+details.trial{border:1px solid var(--line);border-radius:6px;margin:6px 0}
+details.trial>summary{cursor:pointer;padding:6px 10px;background:var(--soft)}
+details.trial>.body{padding:6px 12px}
+.reason{border-left:4px solid var(--fail);padding:4px 8px;background:#fff5f5}
+.msg{border-left:3px solid var(--line);padding:2px 8px;margin:6px 0}
+.msg .role{font-weight:600;color:var(--dim)}
+.diff .add{color:var(--pass)}.diff .del{color:var(--fail)}.diff .hunk{color:var(--error)}
+nav button{font:inherit;margin-right:6px;padding:3px 10px;border:1px solid var(--line);
+background:#fff;border-radius:6px;cursor:pointer}nav button[aria-pressed=true]{background:var(--soft)}
+svg text{font:12px system-ui,sans-serif;fill:var(--ink)}
+"""
+
+_SCRIPT = """
+(function () {
+  "use strict";
+  function reveal() {
+    var id = decodeURIComponent(window.location.hash.slice(1));
+    var target = id ? document.getElementById(id) : null;
+    if (!target) { return; }
+    for (var node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") { node.open = true; }
+    }
+    target.scrollIntoView({block: "start"});
+  }
+  function show(mode) {
+    var items = document.querySelectorAll("[data-verdict]");
+    for (var i = 0; i < items.length; i++) {
+      items[i].hidden = mode === "failing" && items[i].getAttribute("data-verdict") === "pass";
+    }
+    var buttons = document.querySelectorAll("button[data-show]");
+    for (var j = 0; j < buttons.length; j++) {
+      buttons[j].setAttribute("aria-pressed", String(buttons[j].dataset.show === mode));
+    }
+  }
+  function openAll(open) {
+    var trials = document.querySelectorAll("details.trial");
+    for (var i = 0; i < trials.length; i++) { trials[i].open = open; }
+  }
+  document.querySelectorAll("button[data-show]").forEach(function (button) {
+    button.addEventListener("click", function () { show(button.dataset.show); });
+  });
+  document.querySelectorAll("button[data-open]").forEach(function (button) {
+    button.addEventListener("click", function () { openAll(button.dataset.open === "all"); });
+  });
+  window.addEventListener("hashchange", reveal);
+  reveal();
+})();
+"""
+
+
+def html_report(results: Results) -> str:
+    """The whole page as one string."""
+    summary = results.finished()
+    title = f"sounding run {results.run_id}: {summary.outcome}"
+    body = [
+        _header(results),
+        _section("Verdicts", _verdicts(results)),
+        _section("Pass rates by cell", _cells(results)),
+        _section("Trials", "".join(_scenario(results, i, s) for i, s in _indexed(results))),
+    ]
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>"
+        f"{''.join(body)}<script>{_SCRIPT}</script></body></html>\n"
+    )
+
+
+def trial_id(index: int, trial: StoredTrial) -> str:
+    """The element id of a trial's drill-down: `s<scenario index>-t<trial number>`."""
+    return f"s{index}-t{trial.trial}"
+
+
+def _indexed(results: Results) -> Iterable[tuple[int, ScenarioTrials]]:
+    return enumerate(results.scenarios)
+
+
+def _section(title: str, content: str) -> str:
+    anchor = title.lower().replace(" ", "-")
+    return f'<section id="{anchor}"><h2>{escape(title)}</h2>{content}</section>'
+
+
+def _header(results: Results) -> str:
+    summary = results.finished()
+    outcome = {"passed": "pass", "failed": "fail"}.get(summary.outcome, "error")
+    totals = ", ".join(
+        f'<span class="v-{v}">{summary.totals.get(v, 0)} {v}</span>'
+        for v in ("pass", "flaky", "fail", "error")
+    )
+    return (
+        f"<header><h1>sounding run <code>{escape(results.run_id)}</code> "
+        f'<span class="v v-{outcome}">{escape(summary.outcome)}</span></h1>'
+        f"<p>{totals}: {len(summary.scenarios)} scenarios, {len(results.trials)} of "
+        f"{len(results.planned)} trials finished, exit code {summary.exit_code}</p>"
+        f'<p class="dim">suite <code>{escape(results.suite)}</code> · results '
+        f"<code>{escape(str(results.root))}</code></p></header>"
+        '<nav><button data-show="all" aria-pressed="true">all scenarios</button>'
+        '<button data-show="failing" aria-pressed="false">only not passing</button>'
+        '<button data-open="all">open every trial</button>'
+        '<button data-open="none">close every trial</button></nav>'
+    )
+
+
+def _verdicts(results: Results) -> str:
+    head = (
+        "<tr><th>verdict</th><th>scenario</th><th>passes/judged</th><th>pass@k</th>"
+        "<th>pass^k</th><th>mean composite</th><th>trials</th><th>first failure</th>"
+        "<th>duration</th></tr>"
+    )
+    rows = "".join(_verdict_row(i, s) for i, s in _indexed(results))
+    return f"<table>{head}{rows}</table>"
+
+
+def _verdict_row(index: int, scenario: ScenarioTrials) -> str:
+    s = scenario.summary
+    verdict = s.verdict.value
+    counts = f"{s.passed}/{s.passed + s.failed}" + (f" ({s.errors} error)" if s.errors else "")
+    failure = "" if verdict == "pass" else s.first_failure
+    return (
+        f'<tr data-verdict="{verdict}"><td class="v v-{verdict}">{verdict}</td>'
+        f'<td><a href="#s{index}">{escape(s.label)}</a></td><td class="num">{counts}</td>'
+        f'<td class="num">{_number(s.pass_at_k)}</td><td class="num">{_number(s.pass_hat_k)}</td>'
+        f'<td class="num">{_number(s.mean_composite)}</td><td class="dots">'
+        f"{_dots(index, scenario)}</td><td>{escape(_clip(failure, 400))}</td>"
+        f'<td class="num">{s.duration_ms / 1000:.2f}s</td></tr>'
+    )
+
+
+def _dots(index: int, scenario: ScenarioTrials) -> str:
+    return "".join(
+        f'<a class="v-{t.verdict.value}" href="#{trial_id(index, t)}" '
+        f'title="trial {t.trial}: {t.verdict.value}"></a>'
+        for t in scenario.trials
+    )
+
+
+def _cells(results: Results) -> str:
+    parts = []
+    for cell in results.cells:
+        members = [s for s in results.scenarios if s.summary.cell == cell]
+        trials = [t for s in members for t in s.trials]
+        parts.append(
+            f"<h3>cell {escape(cell)}</h3>{cell_chart(members)}{metrics_table(trials)}"
+        )
+    return "".join(parts)
+
+
+def _scenario(results: Results, index: int, scenario: ScenarioTrials) -> str:
+    s = scenario.summary
+    verdict = s.verdict.value
+    trials = "".join(_trial(results, index, t) for t in scenario.trials)
+    missing = s.trials - len(scenario.trials)
+    note = f'<p class="dim">{missing} trials left no trial.json</p>' if missing > 0 else ""
+    return (
+        f'<section class="scenario" id="s{index}" data-verdict="{verdict}">'
+        f'<h3><span class="v v-{verdict}">{verdict}</span> {escape(s.label)}</h3>'
+        f"{trials or '<p class=dim>no finished trial</p>'}{note}</section>"
+    )
+
+
+def _trial(results: Results, index: int, trial: StoredTrial) -> str:
+    ident = trial_id(index, trial)
+    verdict = trial.verdict.value
+    composite = trial.score.composite if trial.score else None
+    summary = (
+        f'<summary>trial {trial.trial} <span class="v v-{verdict}">{verdict}</span> · '
+        f"composite {_number(composite)} · {trial.duration_ms / 1000:.2f}s</summary>"
+    )
+    reason = (
+        f'<p class="reason" id="{ident}-reason">{escape(trial.reason)}</p>' if trial.reason else ""
+    )
+    body = [reason, _facts(trial), _checks(trial), *_evidence(results, trial)]
+    return f'<details class="trial" id="{ident}">{summary}<div class="body">{"".join(body)}</div></details>'
+
+
+def _facts(trial: StoredTrial) -> str:
+    facts: dict[str, Any] = {
+        "state": trial.state,
+        "attempts": trial.attempts,
+        "threshold": trial.score.threshold if trial.score else None,
+        **trial.usage,
+    }
+    shown = " · ".join(f"{escape(str(k))} {escape(str(v))}" for k, v in facts.items() if v is not None)
+    return f'<p class="dim">{shown}</p>'
+
+
+def _checks(trial: StoredTrial) -> str:
+    if trial.score is None or not trial.score.checks:
+        return ""
+    head = (
+        "<tr><th>check</th><th>kind</th><th>status</th><th>score</th><th>weight</th>"
+        "<th>reason</th></tr>"
+    )
+    rows = "".join(_check_row(m) for m in trial.score.checks)
+    return f"<h4>Checks</h4><table>{head}{rows}</table>"
+
+
+def _check_row(m: Measured) -> str:
+    status = m.result.status.value
+    gate = " (gate)" if m.gate else ""
+    details = m.result.details
+    more = f"<pre>{escape(_json(details))}</pre>" if details else ""
+    return (
+        f"<tr><td>{escape(m.name)}<br><span class=dim>{escape(m.type)}</span></td>"
+        f'<td>{m.kind.value}{gate}</td><td class="s-{status}">{status}</td>'
+        f'<td class="num">{m.result.score:.2f}</td><td class="num">{m.weight:g}</td>'
+        f"<td>{escape(m.result.reason)}{more}</td></tr>"
+    )
+
+
+def _evidence(results: Results, trial: StoredTrial) -> list[str]:
+    parts = []
+    try:
+        record = results.record(trial)
+    except ResultsError as exc:
+        parts.append(f'<p class="reason">the record could not be read: {escape(str(exc))}</p>')
+        record = None
+    if record is not None:
+        parts += [_conversation(record), _tool_calls(record.tool_calls)]
+    parts.append(_diff(results.text(trial, "diff.patch")))
+    for name, title in (*_ARTIFACTS, ("harness-error.txt", "harness error")):
+        text = results.text(trial, name)
+        if text:
+            parts.append(f"<details><summary>{title}</summary><pre>{escape(_clip(text))}</pre></details>")
+    return parts
+
+
+def _conversation(record: RunRecord) -> str:
+    turns = [_message("user", text) for text in record.user_turns]
+    if record.task and not record.user_turns:
+        turns.append(_message("task", record.task))
+    turns += [_message(m.role, _content(m), m) for m in record.messages]
+    if record.final_answer is not None:
+        turns.append(_message("final answer", record.final_answer))
+    if record.error:
+        turns.append(_message("error", record.error))
+    return "<h4>Conversation</h4>" + ("".join(turns) or '<p class="dim">no messages</p>')
+
+
+def _message(role: str, text: str, message: Message | None = None) -> str:
+    calls = ""
+    if message is not None and message.tool_call_ids:
+        calls = f" → calls {escape(', '.join(message.tool_call_ids))}"
+    if message is not None and message.tool_call_id:
+        calls = f" ← result of {escape(message.tool_call_id)}"
+    body = f"<pre>{escape(_clip(text))}</pre>" if text else ""
+    return f'<div class="msg"><span class="role">{escape(role)}</span>{calls}{body}</div>'
+
+
+def _content(message: Message) -> str:
+    if message.content is None or isinstance(message.content, str):
+        return message.content or ""
+    return _json(message.content)
+
+
+def _tool_calls(calls: list[ToolCall]) -> str:
+    if not calls:
+        return '<h4>Tool calls</h4><p class="dim">no tool calls</p>'
+    head = "<tr><th>#</th><th>tool</th><th>args</th><th>result</th></tr>"
+    rows = "".join(_call_row(n, call) for n, call in enumerate(calls, 1))
+    return f"<h4>Tool calls</h4><table>{head}{rows}</table>"
+
+
+def _call_row(number: int, call: ToolCall) -> str:
+    flag = ' <span class="s-failed">error</span>' if call.is_error else ""
+    args_note = f"<p class=s-error>{escape(call.args_error)}</p>" if call.args_error else ""
+    result = "" if call.result is None else f"<pre>{escape(_clip(call.result))}</pre>"
+    return (
+        f'<tr><td class="num">{number}</td><td>{escape(call.name)}{flag}<br>'
+        f'<span class="dim">id {escape(call.id)} · turn {call.turn}</span></td>'
+        f"<td>{args_note}<pre>{escape(_clip(_json(call.args)))}</pre></td><td>{result}</td></tr>"
+    )
+
+
+def _diff(text: str | None) -> str:
+    if not text:
+        return '<h4>Diff</h4><p class="dim">no change to the workspace</p>'
+    lines = []
+    for line in _clip(text).splitlines():
+        kind = _diff_kind(line)
+        shown = escape(line)
+        lines.append(f'<span class="{kind}">{shown}</span>' if kind else shown)
+    return '<h4>Diff</h4><pre class="diff">' + "\n".join(lines) + "</pre>"
+
+
+def _diff_kind(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return ""
+    if line.startswith("@@"):
+        return "hunk"
+    return {"+": "add", "-": "del"}.get(line[:1], "")
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=1, ensure_ascii=False, default=str)
+
+
+def _number(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def _clip(text: str, limit: int = _CLIP) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… {len(text) - limit:,} more characters in the trial's folder"

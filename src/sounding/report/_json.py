@@ -1,0 +1,80 @@
+"""The versioned machine-readable report of a run (schema `sounding.report/1`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sounding.report._load import Results, ScenarioTrials, StoredTrial
+
+REPORT_SCHEMA = "sounding.report/1"
+
+
+def json_report(results: Results) -> str:
+    """The run, its totals and every scenario with its trials, as indented JSON."""
+    return json.dumps(report_document(results), indent=1, ensure_ascii=False) + "\n"
+
+
+def report_document(results: Results) -> dict[str, Any]:
+    summary = results.finished()
+    return {
+        "schema": REPORT_SCHEMA,
+        "run": _run(results),
+        "outcome": summary.outcome,
+        "exit_code": summary.exit_code,
+        "totals": {
+            **{v: summary.totals.get(v, 0) for v in ("pass", "flaky", "fail", "error")},
+            "scenarios": len(summary.scenarios),
+            "trials": len(results.planned),
+        },
+        "scenarios": [_scenario(results, s) for s in results.scenarios],
+    }
+
+
+def _run(results: Results) -> dict[str, Any]:
+    return {
+        "run_id": results.run_id,
+        "suite": results.suite,
+        "path": str(results.root),
+        "options": results.options,
+        "cells": results.cells,
+        "planned_trials": len(results.planned),
+        "finished_trials": len(results.trials),
+        "errored_trials": len(results.errored),
+    }
+
+
+def _scenario(results: Results, scenario: ScenarioTrials) -> dict[str, Any]:
+    rate = scenario.pass_rate
+    return {
+        **scenario.summary.model_dump(mode="json"),
+        "pass_rate": rate.model_dump(mode="json") if rate else None,
+        "trial_results": [_trial(results, t) for t in scenario.trials],
+    }
+
+
+def _trial(results: Results, trial: StoredTrial) -> dict[str, Any]:
+    score = trial.score
+    return {
+        "trial": trial.trial,
+        "state": trial.state,
+        "verdict": trial.verdict.value,
+        "reason": trial.reason,
+        "composite": score.composite if score else None,
+        "threshold": score.threshold if score else None,
+        "duration_ms": trial.duration_ms,
+        "attempts": trial.attempts,
+        "usage": trial.usage,
+        "folder": results.folder(trial).relative_to(results.root).as_posix(),
+        "checks": [
+            {
+                "name": m.name,
+                "kind": m.kind.value,
+                "type": m.type,
+                "status": m.result.status.value,
+                "score": m.result.score,
+                "reason": m.result.reason,
+            }
+            for m in (score.checks if score else [])
+        ],
+    }

@@ -1,0 +1,87 @@
+"""A summary fit for a pull-request comment: a totals line, a table, failures folded away.
+
+Markdown hosts render HTML inside Markdown, and records hold untrusted text, so every value
+from the run is HTML-escaped and kept to one line inside the table.
+"""
+
+from __future__ import annotations
+
+import html
+
+from sounding.report._load import Results, ScenarioTrials
+
+_CELL_WIDTH = 160
+
+
+def markdown_report(results: Results) -> str:
+    summary = results.finished()
+    lines = [
+        f"### sounding: run {_text(results.run_id)} {summary.outcome}",
+        "",
+        _totals(results),
+        "",
+        "| verdict | scenario | passes/trials | pass@k | pass^k | first failure |",
+        "|---|---|---|---|---|---|",
+        *(_row(s) for s in results.scenarios),
+    ]
+    details = [_details(s) for s in results.scenarios if s.summary.verdict.value != "pass"]
+    if details:
+        lines += ["", *details]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _totals(results: Results) -> str:
+    summary = results.finished()
+    words = ", ".join(
+        f"{summary.totals.get(v, 0)} {v}" for v in ("pass", "flaky", "fail", "error")
+    )
+    scenarios = len(summary.scenarios)
+    trials = len(results.trials)
+    return f"**{summary.outcome.upper()}**: {words} ({scenarios} scenarios, {trials} trials)"
+
+
+def _row(scenario: ScenarioTrials) -> str:
+    s = scenario.summary
+    cells = [
+        s.verdict.value.upper(),
+        _cell(s.label),
+        _counts(scenario),
+        _rate(s.pass_at_k, s.k),
+        _rate(s.pass_hat_k, s.k),
+        _cell(s.first_failure) if s.verdict.value != "pass" else "",
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _counts(scenario: ScenarioTrials) -> str:
+    s = scenario.summary
+    shown = f"{s.passed}/{s.passed + s.failed}"
+    return shown + (f" ({s.errors} error)" if s.errors else "")
+
+
+def _rate(value: float | None, k: int | None) -> str:
+    return "–" if value is None else f"{value:.2f} (k={k})"
+
+
+def _details(scenario: ScenarioTrials) -> str:
+    s = scenario.summary
+    items = [
+        f"- trial {t.trial} {t.verdict.value}: {_text(t.reason) or 'no reason given'}"
+        for t in scenario.trials
+        if t.outcome is not True
+    ]
+    head = f"{s.verdict.value.upper()} {_text(s.label)}: {len(items)} trials did not pass"
+    return "\n".join(["<details>", f"<summary>{head}</summary>", "", *items, "", "</details>"])
+
+
+def _text(value: str) -> str:
+    """HTML-escaped, on one line."""
+    return html.escape(" ".join(value.split()))
+
+
+def _cell(value: str) -> str:
+    """One table cell: escaped, on one line, no pipe, and not too long."""
+    flat = " ".join(value.split())
+    if len(flat) > _CELL_WIDTH:
+        flat = flat[: _CELL_WIDTH - 1] + "…"
+    return html.escape(flat).replace("|", "\\|")

@@ -1,0 +1,88 @@
+"""The command line as a user meets it: commands, messages and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CASE = ROOT / "examples/support-records/cases/refunds.yaml"
+OK = ROOT / "examples/support-records/records/refund-ok.jsonl"
+
+
+def sounding(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sounding.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_score_prints_one_line_per_check_and_the_verdict() -> None:
+    done = sounding("score", str(CASE), "--record", str(OK))
+    assert done.returncode == 0
+    lines = done.stdout.strip().splitlines()
+    assert lines[0] == "refunds/refund-damaged-order"
+    assert any("PASSED" in ln and "expect[2] arg_ceiling" in ln for ln in lines)
+    assert lines[-1].startswith("PASS composite 1.00 (threshold 1.00)")
+
+
+def test_score_needs_a_record_and_names_the_scenarios(tmp_path: Path) -> None:
+    assert "needs --record" in sounding("score", str(CASE)).stderr
+    two = tmp_path / "two.yaml"
+    two.write_text("scenarios:\n  - {id: a, user: x}\n  - {id: b, user: y}\n")
+    done = sounding("score", str(two), "--record", str(OK))
+    assert done.returncode == 2 and "name one with --scenario (a, b)" in done.stderr
+    done = sounding("score", str(two), "--record", str(OK), "--scenario", "c")
+    assert done.returncode == 2 and "no scenario 'c'" in done.stderr
+
+
+def test_a_malformed_record_is_a_usage_error_with_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "user", "text": "hi"}\n{"type": "final", "text": oops}\n')
+    done = sounding("score", str(CASE), "--record", str(bad), "--format", "jsonl")
+    assert done.returncode == 2
+    assert "line 2" in done.stderr
+
+
+def test_an_errored_check_exits_3(tmp_path: Path) -> None:
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks/broken.py").write_text("raise SystemExit(4)\n")
+    case = tmp_path / "c.yaml"
+    case.write_text(
+        "scenarios:\n  - id: s\n    user: x\n    invariants:\n      broken:\n"
+        "        description: a broken script\n        check: {type: custom, script: checks/broken.py}\n"
+    )
+    done = sounding("score", str(case), "--record", str(OK), "--json")
+    assert done.returncode == 3
+    result = json.loads(done.stdout)
+    assert result["verdict"] == "error" and "broken" in result["reason"]
+
+
+def test_validate_accepts_good_cases_and_refuses_bad_ones_with_file_and_line(
+    tmp_path: Path,
+) -> None:
+    assert sounding("validate", str(CASE)).stdout.startswith("ok: 1 case files, 1 scenarios")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "scenarios:\n  - id: s\n    user: x\n    expect:\n      - tool_caled: {name: x}\n"
+    )
+    done = sounding("validate", str(bad))
+    assert done.returncode == 2
+    assert f"{bad}:5" in done.stderr and "tool_called" in done.stderr
+
+
+def test_init_scaffolds_a_suite_that_runs_green(tmp_path: Path) -> None:
+    target = tmp_path / "evals"
+    done = sounding("init", str(target))
+    assert done.returncode == 0 and "next: sounding run" in done.stdout
+    run = sounding("run", str(target))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "PASS  hello/greets-and-counts  3/3" in run.stdout
+    again = sounding("init", str(target))
+    assert again.returncode == 2 and "choose an empty folder" in again.stderr

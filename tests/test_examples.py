@@ -1,0 +1,97 @@
+"""The shipped examples work as their READMEs say, so they cannot rot."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORDS = ROOT / "examples/support-records"
+EXPECTED = {
+    "refund-ok.jsonl": ("pass", None),
+    "refund-ok-openai.json": ("pass", None),
+    "refund-over-ceiling-approved.jsonl": ("pass", None),
+    "refund-twice.jsonl": ("fail", "expect[1] once_per_arg"),
+    "refund-over-ceiling.jsonl": ("fail", "expect[2] arg_ceiling"),
+    "invented-order-id.jsonl": ("fail", "expect[3] provenance"),
+    "cites-unretrieved-clause.jsonl": ("fail", "expect[4] citations"),
+    "leaks-other-buyer.jsonl": ("fail", "expect[5] no_foreign_data"),
+    "offers-replacement.jsonl": ("fail", "forbidden tools_forbidden"),
+}
+
+
+def sounding(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sounding.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("record", sorted(EXPECTED))
+def test_each_support_record_gets_its_verdict_for_the_right_reason(record: str) -> None:
+    verdict, failing = EXPECTED[record]
+    done = sounding(
+        "score",
+        str(RECORDS / "cases/refunds.yaml"),
+        "--record",
+        str(RECORDS / "records" / record),
+        "--json",
+    )
+    result = json.loads(done.stdout)
+    assert result["schema"] == "sounding.score/1"
+    assert result["verdict"] == verdict
+    assert done.returncode == (0 if verdict == "pass" else 1)
+    failed = [
+        c["name"] for c in result["checks"] if c["status"] == "failed" and c["kind"] != "lead"
+    ]
+    assert failed == ([failing] if failing else [])
+
+
+def test_the_forbidden_tool_forces_the_composite_to_zero() -> None:
+    done = sounding(
+        "score",
+        str(RECORDS / "cases/refunds.yaml"),
+        "--record",
+        str(RECORDS / "records/offers-replacement.jsonl"),
+        "--json",
+    )
+    assert json.loads(done.stdout)["composite"] == 0.0
+
+
+def test_a_lead_is_shown_but_never_changes_the_verdict() -> None:
+    done = sounding(
+        "score",
+        str(RECORDS / "cases/refunds.yaml"),
+        "--record",
+        str(RECORDS / "records/refund-ok-openai.json"),
+    )
+    assert done.returncode == 0
+    assert "LEAD" in done.stdout and "guarantee" in done.stdout
+    assert done.stdout.strip().splitlines()[-1].startswith("PASS")
+
+
+def test_the_quickstart_shows_pass_flaky_and_fail(tmp_path: Path) -> None:
+    suite = tmp_path / "quickstart"
+    shutil.copytree(ROOT / "examples/quickstart", suite, ignore=shutil.ignore_patterns("results"))
+    done = sounding("run", str(suite))
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("PASS  support/where-is-my-order  4/4") for line in lines)
+    assert any(line.startswith("FLAKY support/refund-after-lookup") for line in lines)
+    assert any(line.startswith("FAIL  support/refund-over-the-ceiling  0/4") for line in lines)
+    again = sounding("run", str(suite))
+
+    def verdicts(out: str) -> list[str]:
+        return [re.sub(r"\d+\.\d+s", "", line) for line in out.splitlines()[:3]]
+
+    assert verdicts(again.stdout) == verdicts(done.stdout), "the seeded agent must repeat itself"
