@@ -56,7 +56,8 @@ def test_an_errored_check_exits_3(tmp_path: Path) -> None:
     case = tmp_path / "c.yaml"
     case.write_text(
         "scenarios:\n  - id: s\n    user: x\n    invariants:\n      broken:\n"
-        "        description: a broken script\n        check: {type: custom, script: checks/broken.py}\n"
+        "        description: a broken script\n"
+        "        check: {type: custom, script: checks/broken.py}\n"
     )
     done = sounding("score", str(case), "--record", str(OK), "--json")
     assert done.returncode == 3

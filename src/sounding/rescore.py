@@ -55,6 +55,9 @@ def stored_evidence(folder: Path, scenario: Scenario, key: dict[str, Any]) -> Ev
         scenario_id=scenario.id,
         trial=int(key["trial"]),
         cell=str(key["cell"]),
+        extra={"trace_path": str(folder / "trace.jsonl")}
+        if (folder / "trace.jsonl").is_file()
+        else {},
     )
 
 

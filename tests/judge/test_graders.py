@@ -156,6 +156,30 @@ def test_a_grader_past_its_time_is_stopped_and_an_error(tmp_path: Path) -> None:
         _grade(suite, timeout=1.0)
 
 
+def test_what_a_stopped_grader_started_is_stopped_too(tmp_path: Path) -> None:
+    suite = _suite(
+        tmp_path,
+        """
+        import subprocess, sys, time
+        def grade(t, case, run):
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+            open("child.pid", "w").write(str(child.pid))
+            time.sleep(30)
+        """,
+    )
+    with pytest.raises(GraderError, match="ran past its 1 s"):
+        _grade(suite, timeout=1.0)
+    pid = int((tmp_path / "child.pid").read_text())
+    assert not Path(f"/proc/{pid}").exists() or "Z" in _state(pid)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except OSError:
+        return "Z"
+
+
 def test_a_missing_file_or_function_is_an_error(tmp_path: Path) -> None:
     suite = _suite(tmp_path, "def grade(t, case, run):\n    return True\n")
     with pytest.raises(GraderError, match=r"checks/tone.py does not exist"):

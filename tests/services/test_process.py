@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import sys
@@ -24,11 +23,12 @@ def start(tmp_path: Path, **spec: Any) -> ServiceSet:
 
 
 def alive(pid: int) -> bool:
+    """Running, not merely a zombie waiting for a reaper."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
         return False
-    return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def test_an_http_server_is_ready_when_its_path_answers(tmp_path: Path) -> None:
@@ -85,7 +85,8 @@ def test_stop_ends_the_whole_process_group(tmp_path: Path) -> None:
         "time.sleep(60)\n"
     )
     (tmp_path / "parent.py").write_text(script)
-    services = start(tmp_path, command=[PY, "parent.py"], wait_for={"command": ["test", "-s", "child.pid"]})
+    probe = {"command": ["test", "-s", "child.pid"]}
+    services = start(tmp_path, command=[PY, "parent.py"], wait_for=probe)
     child = int((tmp_path / "child.pid").read_text())
     assert alive(child)
     services.stop()
@@ -96,16 +97,21 @@ def test_stop_ends_the_whole_process_group(tmp_path: Path) -> None:
 
 
 def test_env_gets_the_port_and_the_services_started_before(tmp_path: Path) -> None:
-    script = "import os; open('seen.txt', 'w').write(os.environ['MINE'] + ' ' + os.environ['DATABASE_URL'])"
-    declared = [
-        {"name": "db", "type": "sql"},
-        {"name": "svc", "type": "process", "command": [PY, "-c", script], "env": {"MINE": "p{port}"}},
-    ]
+    script = (
+        "import os, time\n"
+        "open('seen.txt', 'w').write(os.environ['MINE'] + ' ' + os.environ['DATABASE_URL'])\n"
+        "time.sleep(60)\n"
+    )
+    process = {
+        "name": "svc",
+        "type": "process",
+        "command": [PY, "-c", script],
+        "env": {"MINE": "p{port}"},
+        "wait_for": {"command": ["test", "-s", "seen.txt"]},
+    }
+    declared = [{"name": "db", "type": "sql"}, process]
     with start_services(declared, trial_dir=tmp_path / "t", suite_dir=tmp_path) as services:
         port = services.env["SOUNDING_SVC_PORT"]
-        deadline = time.monotonic() + 5
-        while not (tmp_path / "seen.txt").exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
         assert (tmp_path / "seen.txt").read_text() == f"p{port} {services.env['DATABASE_URL']}"
 
 
@@ -133,7 +139,11 @@ def test_a_missing_program_is_named(tmp_path: Path) -> None:
 
 
 def test_logs_are_kept_in_the_trial_folder(tmp_path: Path) -> None:
-    services = start(tmp_path, command=[PY, "-c", "print('started')"])
+    script = "import time; print('started', flush=True); time.sleep(60)"
+    log = "{trial_dir}/services/svc.stdout.log"
+    services = start(
+        tmp_path, command=[PY, "-c", script], wait_for={"command": ["test", "-s", log]}
+    )
     services.stop()
     assert (tmp_path / "trial" / "services" / "svc.stdout.log").read_text() == "started\n"
 

@@ -187,7 +187,9 @@ def test_a_name_entry_wins_over_the_case_and_the_default(
 
 
 def test_a_server_engine_without_a_server_is_refused(suite: Path) -> None:
-    with pytest.raises(ServiceError, match=r"'db' declares engine: postgresql.*SOUNDING_SQL_SERVER"):
+    with pytest.raises(
+        ServiceError, match=r"'db' declares engine: postgresql.*SOUNDING_SQL_SERVER"
+    ):
         start(suite, {}, engine="postgresql")
 
 
@@ -202,7 +204,9 @@ def test_an_unknown_server_scheme_is_refused(suite: Path) -> None:
 
 
 def test_an_unreachable_server_says_where_and_how_to_fix(suite: Path) -> None:
-    with pytest.raises(ServiceError, match=r"cannot create a database on postgresql at 127.0.0.1:1"):
+    with pytest.raises(
+        ServiceError, match=r"cannot create a database on postgresql at 127.0.0.1:1"
+    ):
         start(suite, {"db": "postgresql://postgres@127.0.0.1:1/x"})
 
 
@@ -210,7 +214,9 @@ def test_an_unreachable_server_says_where_and_how_to_fix(suite: Path) -> None:
 
 
 def test_a_refused_seed_statement_names_file_and_line(suite: Path, servers: dict[str, str]) -> None:
-    (suite / "fixtures" / "bad.sql").write_text("CREATE TABLE a (id INTEGER);\n\nINSERT INTO nope VALUES (1);\n")
+    (suite / "fixtures" / "bad.sql").write_text(
+        "CREATE TABLE a (id INTEGER);\n\nINSERT INTO nope VALUES (1);\n"
+    )
     with pytest.raises(ServiceError, match=r"seed 'fixtures/bad.sql' line 3 was refused"):
         start(suite, servers, seed=["fixtures/bad.sql"])
 

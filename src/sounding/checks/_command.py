@@ -13,7 +13,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -92,11 +92,13 @@ def run_in_group(
     timeout: float,
     stdin: bytes | None = None,
     limit: int = 1 << 20,
+    env: Mapping[str, str] | None = None,
 ) -> Finished:
     """Run `argv` in a new session; kill its whole process group when it ends or times out."""
     process = subprocess.Popen(
         list(argv),
         cwd=cwd,
+        env=None if env is None else {**os.environ, **env},
         stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -169,7 +171,12 @@ def command_exit(params: CommandParams, context: CheckContext) -> CheckResult:
         return CheckResult.unjudged("the workspace was not kept for this trial")
     limit = params.timeout or context.timeout
     try:
-        finished = run_in_group(["sh", "-c", params.command], cwd=workspace, timeout=limit)
+        finished = run_in_group(
+            ["sh", "-c", params.command],
+            cwd=workspace,
+            timeout=limit,
+            env=context.evidence.extra.get("env"),
+        )
     except OSError as exc:
         return CheckResult.error(f"could not start 'sh' in {workspace}: {exc.strerror or exc}")
     output = {"stdout": tail(finished.stdout), "stderr": tail(finished.stderr)}

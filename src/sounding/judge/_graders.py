@@ -12,8 +12,10 @@ import ast
 import contextlib
 import json
 import math
+import os
 import queue
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -212,6 +214,7 @@ class _Child:
             cwd=suite_dir,
             encoding="utf-8",
             errors="replace",
+            start_new_session=True,  # its own process group: stopping it stops its children
         )
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=_TAIL)
@@ -255,6 +258,8 @@ class _Child:
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
+        with contextlib.suppress(OSError):  # whatever the grader started dies with it
+            os.killpg(self._process.pid, signal.SIGKILL)
         for reader in self._readers:
             reader.join(timeout=5)
         for stream in (self._process.stdin, self._process.stdout, self._process.stderr):

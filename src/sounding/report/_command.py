@@ -71,7 +71,9 @@ def _print_verdicts(console: Console, results: Results) -> None:
         line = ScenarioLine(s.cell, s.case, s.scenario, s, s.first_failure, s.duration_ms)
         console.print(scenario_line(line), highlight=False, soft_wrap=True)
     summary = results.finished()
-    totals = ", ".join(f"{summary.totals.get(v, 0)} {v}" for v in ("pass", "flaky", "fail", "error"))
+    totals = ", ".join(
+        f"{summary.totals.get(v, 0)} {v}" for v in ("pass", "flaky", "fail", "error")
+    )
     console.print(f"\n{summary.outcome}: {totals} — run {escape(results.run_id)}")
 
 

@@ -49,7 +49,8 @@ details.trial>.body{padding:6px 12px}
 .msg .role{font-weight:600;color:var(--dim)}
 .diff .add{color:var(--pass)}.diff .del{color:var(--fail)}.diff .hunk{color:var(--error)}
 nav button{font:inherit;margin-right:6px;padding:3px 10px;border:1px solid var(--line);
-background:#fff;border-radius:6px;cursor:pointer}nav button[aria-pressed=true]{background:var(--soft)}
+background:#fff;border-radius:6px;cursor:pointer}
+nav button[aria-pressed=true]{background:var(--soft)}
 svg text{font:12px system-ui,sans-serif;fill:var(--ink)}
 """
 
@@ -182,9 +183,7 @@ def _cells(results: Results) -> str:
     for cell in results.cells:
         members = [s for s in results.scenarios if s.summary.cell == cell]
         trials = [t for s in members for t in s.trials]
-        parts.append(
-            f"<h3>cell {escape(cell)}</h3>{cell_chart(members)}{metrics_table(trials)}"
-        )
+        parts.append(f"<h3>cell {escape(cell)}</h3>{cell_chart(members)}{metrics_table(trials)}")
     return "".join(parts)
 
 
@@ -213,7 +212,8 @@ def _trial(results: Results, index: int, trial: StoredTrial) -> str:
         f'<p class="reason" id="{ident}-reason">{escape(trial.reason)}</p>' if trial.reason else ""
     )
     body = [reason, _facts(trial), _checks(trial), *_evidence(results, trial)]
-    return f'<details class="trial" id="{ident}">{summary}<div class="body">{"".join(body)}</div></details>'
+    inner = f'<div class="body">{"".join(body)}</div>'
+    return f'<details class="trial" id="{ident}">{summary}{inner}</details>'
 
 
 def _facts(trial: StoredTrial) -> str:
@@ -223,7 +223,9 @@ def _facts(trial: StoredTrial) -> str:
         "threshold": trial.score.threshold if trial.score else None,
         **trial.usage,
     }
-    shown = " · ".join(f"{escape(str(k))} {escape(str(v))}" for k, v in facts.items() if v is not None)
+    shown = " · ".join(
+        f"{escape(str(k))} {escape(str(v))}" for k, v in facts.items() if v is not None
+    )
     return f'<p class="dim">{shown}</p>'
 
 
@@ -264,7 +266,9 @@ def _evidence(results: Results, trial: StoredTrial) -> list[str]:
     for name, title in (*_ARTIFACTS, ("harness-error.txt", "harness error")):
         text = results.text(trial, name)
         if text:
-            parts.append(f"<details><summary>{title}</summary><pre>{escape(_clip(text))}</pre></details>")
+            parts.append(
+                f"<details><summary>{title}</summary><pre>{escape(_clip(text))}</pre></details>"
+            )
     return parts
 
 

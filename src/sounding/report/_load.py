@@ -227,10 +227,7 @@ def _not_a_run(run_dir: Path) -> str:
     runs = sorted(p.parent.name for p in run_dir.glob("*/run.json"))
     if runs:
         shown = ", ".join(runs[-5:])
-        return (
-            f"{run_dir} holds runs, not one run ({shown}); name one, "
-            f"e.g. {run_dir / runs[-1]}"
-        )
+        return f"{run_dir} holds runs, not one run ({shown}); name one, e.g. {run_dir / runs[-1]}"
     return (
         f"{run_dir}: no run.json, so this is not the folder of a run; "
         "give a folder `sounding run` wrote, like results/<run-id>"

@@ -32,9 +32,7 @@ def markdown_report(results: Results) -> str:
 
 def _totals(results: Results) -> str:
     summary = results.finished()
-    words = ", ".join(
-        f"{summary.totals.get(v, 0)} {v}" for v in ("pass", "flaky", "fail", "error")
-    )
+    words = ", ".join(f"{summary.totals.get(v, 0)} {v}" for v in ("pass", "flaky", "fail", "error"))
     scenarios = len(summary.scenarios)
     trials = len(results.trials)
     return f"**{summary.outcome.upper()}**: {words} ({scenarios} scenarios, {trials} trials)"

@@ -195,6 +195,7 @@ def _evidence(plan: TrialPlan, record: RunRecord, run: AgentRun, services: Any) 
         scenario_id=plan.scenario.id,
         trial=plan.key.trial,
         cell=plan.key.cell,
+        extra={"trace_path": str(plan.folder / "trace.jsonl"), "env": services_env(services)},
     )
 
 

@@ -54,9 +54,14 @@ def _validated(data: Any, locator: Locator) -> RawCase:
         allowed = [str(known) for known in KNOWN_VERSIONS]
         raise SpecError([locator.problem(("version",), message, allowed=allowed)])
     try:
-        return RawCase.model_validate(data)
+        return RawCase.model_validate({k: v for k, v in data.items() if not _scratch(k)})
     except ValidationError as exc:
         raise SpecError(validation_problems(exc, RawCase, (), locator)) from None
+
+
+def _scratch(key: object) -> bool:
+    """Top-level `x-...` keys are the writer's own (YAML anchors to reuse); they are ignored."""
+    return isinstance(key, str) and key.startswith("x-")
 
 
 @dataclass(frozen=True)

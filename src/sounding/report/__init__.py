@@ -1,0 +1,48 @@
+"""Reports of a stored run (JUnit XML, JSON, Markdown, HTML) and comparisons of two runs."""
+
+from sounding.report._command import report_command
+from sounding.report._compare import (
+    COMPARE_SCHEMA,
+    Gap,
+    RunComparison,
+    compare_command,
+    compare_runs,
+    print_comparison,
+)
+from sounding.report._html import html_report, trial_id
+from sounding.report._json import REPORT_SCHEMA, json_report, report_document
+from sounding.report._junit import junit_report
+from sounding.report._load import (
+    Results,
+    ResultsError,
+    RunSummary,
+    ScenarioSummary,
+    ScenarioTrials,
+    StoredTrial,
+    load_results,
+)
+from sounding.report._markdown import markdown_report
+
+__all__ = [
+    "COMPARE_SCHEMA",
+    "REPORT_SCHEMA",
+    "Gap",
+    "Results",
+    "ResultsError",
+    "RunComparison",
+    "RunSummary",
+    "ScenarioSummary",
+    "ScenarioTrials",
+    "StoredTrial",
+    "compare_command",
+    "compare_runs",
+    "html_report",
+    "json_report",
+    "junit_report",
+    "load_results",
+    "markdown_report",
+    "print_comparison",
+    "report_command",
+    "report_document",
+    "trial_id",
+]

@@ -1,0 +1,355 @@
+"""`sounding compare BASELINE CANDIDATE`: which pass-rate differences survive resampling.
+
+Per scenario of every cell both runs planned, and per cell over those scenarios, the pass
+rate of the candidate is compared with the baseline's by a seeded bootstrap of the gap
+(`sounding.scoring.compare`), paired by trial when both ran the same trials. A gap is
+*established* when its interval keeps 0 out, and *inconclusive* otherwise. Duration and
+cost get an interval and no verdict. While either run is incomplete or holds an errored
+trial, no verdict is published (`sounding.scoring.publishable`) and the reason is given.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from sounding.report._load import Results, ResultsError, StoredTrial, load_results
+from sounding.runner._run import ExitCode
+from sounding.scoring import Comparison, Direction, compare, measure_gap, publishable
+
+COMPARE_SCHEMA = "sounding.compare/1"
+BASELINE, CANDIDATE = "baseline", "candidate"
+NAMES = (BASELINE, CANDIDATE)
+
+ScenarioKey = tuple[str, str, str]  # cell, case, scenario
+Value = Callable[[StoredTrial], float | None]
+
+
+@dataclass(frozen=True)
+class Gap:
+    """One compared unit: a scenario of a cell, or a whole cell over the shared scenarios."""
+
+    cell: str
+    case: str | None
+    scenario: str | None
+    pass_rate: Comparison | None
+    duration: Comparison | None = None
+    cost: Comparison | None = None
+    note: str = ""  # why the pass rate has no comparison
+
+    @property
+    def label(self) -> str:
+        if self.case is None:
+            return f"cell {self.cell}: all shared scenarios"
+        cell = "" if self.cell == "default" else f"[{self.cell}] "
+        return f"{cell}{self.case}/{self.scenario}"
+
+    @property
+    def state(self) -> str:
+        """regression, improvement, inconclusive, withheld, or not compared."""
+        rate = self.pass_rate
+        if rate is None:
+            return "not compared"
+        if rate.withheld:
+            return "withheld"
+        return rate.direction.value if rate.direction else "inconclusive"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "cell": self.cell,
+            "case": self.case,
+            "scenario": self.scenario,
+            "state": self.state,
+            "pass_rate": _dump(self.pass_rate),
+            "duration_s": _dump(self.duration),
+            "cost_usd": _dump(self.cost),
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    """The candidate run against the baseline run."""
+
+    baseline: Results
+    candidate: Results
+    scenarios: list[Gap]
+    cells: list[Gap]
+    withheld: str = ""
+    only_baseline: list[str] = field(default_factory=list)
+    only_candidate: list[str] = field(default_factory=list)
+
+    @property
+    def gaps(self) -> list[Gap]:
+        return [*self.scenarios, *self.cells]
+
+    def count(self, state: str) -> int:
+        return sum(gap.state == state for gap in self.gaps)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a regression is established, 0 otherwise."""
+        regressed = self.count(Direction.REGRESSION.value)
+        return ExitCode.FAIL if regressed else ExitCode.PASS
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schema": COMPARE_SCHEMA,
+            BASELINE: _side(self.baseline),
+            CANDIDATE: _side(self.candidate),
+            "publishable": not self.withheld,
+            "withheld": self.withheld,
+            "scenarios": [gap.as_dict() for gap in self.scenarios],
+            "cells": [gap.as_dict() for gap in self.cells],
+            "only_in_baseline": self.only_baseline,
+            "only_in_candidate": self.only_candidate,
+            **{f"{s}s": self.count(s) for s in ("regression", "improvement")},
+            "inconclusive": self.count("inconclusive"),
+            "exit_code": self.exit_code,
+        }
+
+
+def compare_runs(baseline_dir: Path, candidate_dir: Path) -> RunComparison:
+    """Compare two results folders; a ResultsError when either cannot be read or they share
+    no scenario."""
+    base, cand = load_results(baseline_dir), load_results(candidate_dir)
+    base_keys, cand_keys = _scenario_keys(base), _scenario_keys(cand)
+    shared = [key for key in base_keys if key in cand_keys]
+    if not shared:
+        raise ResultsError(
+            f"{baseline_dir} and {candidate_dir} share no scenario (baseline: "
+            f"{_labels(base_keys)}; candidate: {_labels(cand_keys)}); compare two runs "
+            "of the same suite"
+        )
+    withhold = _withholder(base, cand)
+    scenarios = [withhold(_gap(base, cand, key[0], [key])) for key in shared]
+    cells = [
+        withhold(_gap(base, cand, cell, [k for k in shared if k[0] == cell], whole_cell=True))
+        for cell in dict.fromkeys(k[0] for k in shared)
+    ]
+    reason = next((g.pass_rate.withheld for g in scenarios if g.pass_rate), "")
+    return RunComparison(
+        baseline=base,
+        candidate=cand,
+        scenarios=scenarios,
+        cells=cells,
+        withheld=reason or _withheld_reason(base, cand),
+        only_baseline=_labels_list(k for k in base_keys if k not in cand_keys),
+        only_candidate=_labels_list(k for k in cand_keys if k not in base_keys),
+    )
+
+
+def _scenario_keys(results: Results) -> list[ScenarioKey]:
+    return list(dict.fromkeys((k.cell, k.case, k.scenario) for k in results.planned))
+
+
+def _labels_list(keys: Any) -> list[str]:
+    return [f"{cell}/{case}/{scenario}" for cell, case, scenario in keys]
+
+
+def _labels(keys: list[ScenarioKey]) -> str:
+    shown = _labels_list(keys[:5])
+    return ", ".join(shown) + (", …" if len(keys) > 5 else "") if shown else "none"
+
+
+def _trials(results: Results, keys: list[ScenarioKey]) -> list[StoredTrial]:
+    wanted = set(keys)
+    chosen = [t for t in results.trials if (t.cell, t.case, t.scenario) in wanted]
+    return sorted(chosen, key=lambda t: (t.case, t.scenario, t.trial))
+
+
+def _gap(
+    base: Results, cand: Results, cell: str, keys: list[ScenarioKey], *, whole_cell: bool = False
+) -> Gap:
+    left, right = _trials(base, keys), _trials(cand, keys)
+    rate, note = _rate(left, right)
+    case, scenario = (None, None) if whole_cell else keys[0][1:]
+    return Gap(
+        cell=cell,
+        case=case,
+        scenario=scenario,
+        pass_rate=rate,
+        duration=_measure(left, right, lambda t: t.duration_ms / 1000),
+        cost=_measure(left, right, lambda t: t.cost_usd),
+        note=note,
+    )
+
+
+def _rate(left: list[StoredTrial], right: list[StoredTrial]) -> tuple[Comparison | None, str]:
+    """The pass-rate comparison, paired by (scenario, trial) when both sides ran the same trials."""
+    for name, trials in ((BASELINE, left), (CANDIDATE, right)):
+        if all(t.outcome is None for t in trials):
+            errored = f" ({len(trials)} errored)" if trials else ""
+            return None, f"no judged trial in the {name} run{errored}"
+    left_keys, right_keys = _pair_keys(left), _pair_keys(right)
+    paired = set(left_keys) == set(right_keys)
+    try:
+        comparison = compare(
+            [t.outcome for t in left],
+            [t.outcome for t in right],
+            paired=paired,
+            keys=(left_keys, right_keys) if paired else None,
+            names=NAMES,
+        )
+    except ValueError as exc:
+        return None, str(exc)
+    return comparison, ""
+
+
+def _pair_keys(trials: list[StoredTrial]) -> list[Hashable]:
+    return [(t.case, t.scenario, t.trial) for t in trials]
+
+
+def _measure(left: list[StoredTrial], right: list[StoredTrial], value: Value) -> Comparison | None:
+    """The interval of the gap in a measured value over judged trials; None when a side has none."""
+    ref = [value(t) for t in left if t.outcome is not None]
+    cand = [value(t) for t in right if t.outcome is not None]
+    if not any(v is not None for v in ref) or not any(v is not None for v in cand):
+        return None
+    return measure_gap(ref, cand, names=NAMES)
+
+
+def _withholder(base: Results, cand: Results) -> Callable[[Gap], Gap]:
+    """Withdraw the verdict of every pass-rate gap while either run is incomplete or errored."""
+    expected = len(base.planned) + len(cand.planned)
+    recorded = len(base.trials) + len(cand.trials)
+    invalid = {BASELINE: len(base.errored), CANDIDATE: len(cand.errored)}
+
+    def apply(gap: Gap) -> Gap:
+        if gap.pass_rate is None:
+            return gap
+        shown = publishable(
+            gap.pass_rate,
+            expected_trials=expected,
+            recorded_trials=recorded,
+            invalid_trials=invalid,
+        )
+        return Gap(gap.cell, gap.case, gap.scenario, shown, gap.duration, gap.cost, gap.note)
+
+    return apply
+
+
+def _withheld_reason(base: Results, cand: Results) -> str:
+    """The same reasons `publishable` gives, for runs where no pass rate could be compared."""
+    reasons = []
+    missing = len(base.missing) + len(cand.missing)
+    if missing:
+        total = len(base.planned) + len(cand.planned)
+        reasons.append(f"matrix incomplete: {missing} of {total} trials missing")
+    for name, results in ((BASELINE, base), (CANDIDATE, cand)):
+        count = len(results.errored)
+        if count:
+            reasons.append(f"cell {name!r} holds {count} invalid trial{'' if count == 1 else 's'}")
+    return "; ".join(reasons)
+
+
+def _side(results: Results) -> dict[str, Any]:
+    return {
+        "run_id": results.run_id,
+        "path": str(results.root),
+        "planned_trials": len(results.planned),
+        "finished_trials": len(results.trials),
+        "errored_trials": len(results.errored),
+    }
+
+
+def _dump(comparison: Comparison | None) -> dict[str, Any] | None:
+    return comparison.model_dump(mode="json") if comparison else None
+
+
+def compare_command(baseline_dir: Path, candidate_dir: Path, as_json: bool = False) -> int:
+    """Print the comparison (or its JSON); exit 1 on an established regression, 0 otherwise,
+    2 when a folder cannot be read."""
+    try:
+        result = compare_runs(baseline_dir, candidate_dir)
+    except ResultsError as exc:
+        Console(stderr=True).print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        return ExitCode.USAGE
+    if as_json:
+        print(json.dumps(result.as_dict(), indent=1, ensure_ascii=False))
+    else:
+        print_comparison(Console(highlight=False, soft_wrap=True), result)
+    return result.exit_code
+
+
+_STYLE = {
+    "regression": "bold red",
+    "improvement": "bold green",
+    "inconclusive": "dim",
+    "withheld": "yellow",
+    "not compared": "magenta",
+}
+
+
+def print_comparison(console: Console, result: RunComparison) -> None:
+    for name, side in ((BASELINE, result.baseline), (CANDIDATE, result.candidate)):
+        console.print(
+            f"{name:<9} {escape(side.run_id)}: {len(side.trials)} of {len(side.planned)} "
+            f"trials finished, {len(side.errored)} errored ({escape(str(side.root))})"
+        )
+    if result.withheld:
+        console.print(f"[yellow]no difference is published:[/] {escape(result.withheld)}")
+    console.print("\npass rate, candidate − baseline (95% bootstrap interval of the gap):")
+    for gap in result.gaps:
+        console.print(_rate_line(gap))
+    _print_measures(console, "duration per trial (seconds)", [(g, g.duration) for g in result.gaps])
+    _print_measures(console, "cost per trial (USD)", [(g, g.cost) for g in result.gaps])
+    for title, labels in (
+        ("only in baseline", result.only_baseline),
+        ("only in candidate", result.only_candidate),
+    ):
+        if labels:
+            console.print(f"{title} (not compared): {escape(', '.join(labels))}")
+    console.print("\n" + _closing(result))
+
+
+def _rate_line(gap: Gap) -> str:
+    state = gap.state
+    word = state.upper() if state in ("regression", "improvement") else state
+    head = f"  [{_STYLE[state]}]{word:<13}[/] {escape(gap.label)}"
+    rate = gap.pass_rate
+    if rate is None:
+        return f"{head}  {escape(gap.note)}"
+    before, after = rate.reference_summary, rate.candidate_summary
+    pairing = "paired by trial" if rate.paired else "unpaired"
+    return (
+        f"{head}  {_share(before.successes, before.judged)} → "
+        f"{_share(after.successes, after.judged)}  {escape(rate.interval.describe(signed=True))}"
+        f", {pairing}"
+    )
+
+
+def _share(successes: int | None, judged: int) -> str:
+    return f"{successes or 0}/{judged}"
+
+
+def _print_measures(
+    console: Console, title: str, gaps: Sequence[tuple[Gap, Comparison | None]]
+) -> None:
+    measured = [(g, c) for g, c in gaps if c is not None]
+    if not measured:
+        console.print(f"\n{title}: not recorded in both runs")
+        return
+    console.print(f"\n{title}, medians, an interval and never a verdict:")
+    for gap, comparison in measured:
+        before, after = comparison.reference_summary.estimate, comparison.candidate_summary.estimate
+        console.print(
+            f"  {escape(gap.label)}  {before:.4g} → {after:.4g}  "
+            f"{escape(comparison.interval.describe(signed=True))}"
+        )
+
+
+def _closing(result: RunComparison) -> str:
+    counts = (
+        f"{result.count('regression')} regressions, {result.count('improvement')} improvements "
+        f"established; {result.count('inconclusive')} inconclusive"
+    )
+    if result.withheld:
+        return f"{counts}; {result.count('withheld')} withheld (the runs are not comparable yet)"
+    return counts

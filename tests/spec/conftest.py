@@ -1,0 +1,102 @@
+"""A registry of its own for the loader's tests, so they do not depend on the families.
+
+The check types mirror the shapes the families register (`file_exists {path}`,
+`command_exit {command, exit_code, timeout}`, `tool_called {name, args}`, ...) without their
+own param validators, so what these tests see refused is refused by the loader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sounding.checks import CheckContext, CheckResult, NoParams, Params, Registry, Role
+from sounding.spec import Case, load_case
+
+
+class FileParams(Params):
+    path: str
+
+
+class CommandParams(Params):
+    command: str
+    exit_code: int = 0
+    timeout: float | None = None
+
+
+class ToolCalledParams(Params):
+    name: str
+    args: dict[str, Any] = {}
+
+
+class TextParams(Params):
+    text: str
+
+
+class SqlParams(Params):
+    service: str
+    query: str
+    equals: Any = None
+
+
+class CustomParams(Params):
+    script: str
+
+
+class NamesParams(Params):
+    names: list[str]
+
+
+class PrefixesParams(Params):
+    prefixes: list[str]
+
+
+def _never(params: Params, context: CheckContext) -> CheckResult:
+    raise AssertionError("the loader never runs a check")
+
+
+def _registry() -> Registry:
+    registry = Registry()
+    checks: list[tuple[str, type[Params], str | None]] = [
+        ("file_exists", FileParams, "path"),
+        ("command_exit", CommandParams, "command"),
+        ("tool_called", ToolCalledParams, "name"),
+        ("final_answer_contains", TextParams, "text"),
+        ("no_error", NoParams, None),
+        ("sql", SqlParams, None),
+        ("custom", CustomParams, "script"),
+    ]
+    for name, params, shorthand in checks:
+        registry.check(name, params, family="test", shorthand=shorthand)(_never)
+    rules: list[tuple[str, type[Params], str]] = [
+        ("tools_forbidden", NamesParams, "names"),
+        ("file_writes_outside", PrefixesParams, "prefixes"),
+    ]
+    for name, params, shorthand in rules:
+        registry.check(name, params, family="test", role=Role.FORBIDDEN, shorthand=shorthand)(
+            _never
+        )
+    return registry
+
+
+@pytest.fixture(scope="session")
+def registry() -> Registry:
+    return _registry()
+
+
+Load = Callable[[str, str], Case]
+
+
+@pytest.fixture
+def load(tmp_path: Path, registry: Registry) -> Load:
+    """Write `text` to `tmp_path/name` and load it with the test registry."""
+
+    def write_and_load(name: str, text: str) -> Case:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return load_case(path, registry=registry)
+
+    return write_and_load
