@@ -163,7 +163,10 @@ def test_a_kept_server_database_stores_no_password(postgres_url: str, tmp_path: 
         )
         assert result.status is Status.PASSED
     finally:
-        write(postgres_url.replace("+psycopg", "+psycopg"), f"DROP DATABASE {database}")
+        drop = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+        with drop.connect() as connection:
+            connection.exec_driver_sql(f"DROP DATABASE {database} WITH (FORCE)")
+        drop.dispose()
 
 
 def test_no_stored_services_is_no_evidence(tmp_path: Path) -> None:

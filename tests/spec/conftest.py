@@ -46,6 +46,17 @@ class CustomParams(Params):
     script: str
 
 
+class FileItem(Params):
+    path: str
+
+
+class GoldenParams(Params):
+    """Nested and suffixed path params: every one of them is checked by the loader."""
+
+    golden_path: str
+    files: list[FileItem] = []
+
+
 class NamesParams(Params):
     names: list[str]
 
@@ -68,6 +79,7 @@ def _registry() -> Registry:
         ("no_error", NoParams, None),
         ("sql", SqlParams, None),
         ("custom", CustomParams, "script"),
+        ("matches_golden", GoldenParams, None),
     ]
     for name, params, shorthand in checks:
         registry.check(name, params, family="test", shorthand=shorthand)(_never)

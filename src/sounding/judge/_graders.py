@@ -255,11 +255,11 @@ class _Child:
         return "".join(self._stderr)
 
     def close(self) -> None:
+        with contextlib.suppress(OSError):  # whatever the grader started dies with it
+            os.killpg(self._process.pid, signal.SIGKILL)
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
-        with contextlib.suppress(OSError):  # whatever the grader started dies with it
-            os.killpg(self._process.pid, signal.SIGKILL)
         for reader in self._readers:
             reader.join(timeout=5)
         for stream in (self._process.stdin, self._process.stdout, self._process.stderr):

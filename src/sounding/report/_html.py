@@ -38,6 +38,7 @@ th{background:var(--soft)}td.num{text-align:right;white-space:nowrap}
 .v-pass,.s-passed{color:var(--pass)}.v-flaky,.s-unjudged{color:var(--flaky)}
 .v-fail,.s-failed{color:var(--fail)}.v-error,.s-error{color:var(--error)}
 .s-skipped,.dim{color:var(--dim)}
+.dots{white-space:nowrap}
 .dots a{display:inline-block;width:12px;height:12px;border-radius:6px;margin:1px}
 .dots a.v-pass{background:var(--pass)}.dots a.v-fail{background:var(--fail)}
 .dots a.v-error{background:var(--error)}

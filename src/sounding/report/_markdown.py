@@ -16,7 +16,7 @@ _CELL_WIDTH = 160
 def markdown_report(results: Results) -> str:
     summary = results.finished()
     lines = [
-        f"### sounding: run {_text(results.run_id)} {summary.outcome}",
+        f"### sounding run {_text(results.run_id)}",
         "",
         _totals(results),
         "",
@@ -68,13 +68,14 @@ def _details(scenario: ScenarioTrials) -> str:
         for t in scenario.trials
         if t.outcome is not True
     ]
-    head = f"{s.verdict.value.upper()} {_text(s.label)}: {len(items)} trials did not pass"
+    trials = "1 trial" if len(items) == 1 else f"{len(items)} trials"
+    head = f"{s.verdict.value.upper()} {_text(s.label)}: {trials} did not pass"
     return "\n".join(["<details>", f"<summary>{head}</summary>", "", *items, "", "</details>"])
 
 
 def _text(value: str) -> str:
     """HTML-escaped, on one line."""
-    return html.escape(" ".join(value.split()))
+    return html.escape(" ".join(value.split()), quote=False)
 
 
 def _cell(value: str) -> str:
@@ -82,4 +83,4 @@ def _cell(value: str) -> str:
     flat = " ".join(value.split())
     if len(flat) > _CELL_WIDTH:
         flat = flat[: _CELL_WIDTH - 1] + "…"
-    return html.escape(flat).replace("|", "\\|")
+    return html.escape(flat, quote=False).replace("|", "\\|")

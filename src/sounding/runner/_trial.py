@@ -12,7 +12,7 @@ from typing import Any
 
 from sounding._measure import measure_trial
 from sounding.checks import Evidence, Judge, ServiceEvidence
-from sounding.record import RunRecord
+from sounding.record import TRACE_ENV, RunRecord
 from sounding.runner._agent import AgentRun, TurnInput, run_callable, run_command
 from sounding.runner._cells import DEFAULT_CELL, Cell
 from sounding.runner._collect import build_record
@@ -141,7 +141,7 @@ def _turn_input(
         **plan.scenario.env,
         **plan.cell.env(),
         **service_env,
-        "SOUNDING_TRACE": str(trace),
+        TRACE_ENV: str(trace),
         "SOUNDING_WORKSPACE": str(workspace),
         "SOUNDING_TRIAL": str(plan.key.trial),
         "SOUNDING_SCENARIO": plan.key.scenario,

@@ -64,8 +64,10 @@ def render(url: URL, *, plain: bool = False, password: bool = True) -> str:
     """`url` as text; `plain` drops the driver (`postgresql://`) for the agent's own client."""
     if plain:
         url = url.set(drivername=url.get_backend_name())
-    if not password:
-        url = url.set(password=None)
+    if not password:  # URL.set(password=None) would keep the password: None means "unchanged"
+        url = URL.create(
+            url.drivername, url.username, None, url.host, url.port, url.database, url.query
+        )
     return url.render_as_string(hide_password=False)
 
 

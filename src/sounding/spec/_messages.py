@@ -42,7 +42,14 @@ def validation_problems(
     for error in errors:
         if shorthand is not None and error["loc"][:1] == (shorthand,):
             error["loc"] = error["loc"][1:]
-    return [_problem(error, model, base, locator) for error in errors]
+    found = [(error, _problem(error, model, base, locator)) for error in errors]
+    # a missing key that an unknown key beside it was meant to be: the unknown one says it all
+    meant = {(e["loc"][:-1], p.closest) for e, p in found if e["type"] == "extra_forbidden"}
+    return [
+        problem
+        for error, problem in found
+        if error["type"] != "missing" or (error["loc"][:-1], error["loc"][-1]) not in meant
+    ]
 
 
 def _problem(

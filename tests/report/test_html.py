@@ -1,0 +1,108 @@
+"""The self-contained HTML page: escaped, offline, and a drill-down per trial that opens."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sounding.report import html_report, load_results, trial_id
+
+WRONG_REASON = (
+    "expect[0] final_answer_contains: the answer does not contain '<script>alert(1)</script>'"
+)
+
+
+@pytest.fixture(scope="module")
+def page(mixed_run: Path) -> str:
+    return html_report(load_results(mixed_run))
+
+
+def test_the_page_needs_nothing_from_the_network(page: str) -> None:
+    assert page.startswith("<!doctype html>")
+    assert re.findall(r"https?://[^\s\"'<>]+", page) == ["http://www.w3.org/2000/svg"] * page.count(
+        "<svg"
+    )
+    assert not re.search(r"<(link|img|iframe)\b|\bsrc=|@import|url\(", page)
+    assert page.count("<script>") == 1 and page.count("<style>") == 1
+
+
+def test_untrusted_text_is_escaped(page: str) -> None:
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(2)&gt;" in page
+
+
+def test_every_trial_has_a_drill_down_with_its_evidence(mixed_run: Path, page: str) -> None:
+    results = load_results(mixed_run)
+    for index, scenario in enumerate(results.scenarios):
+        for trial in scenario.trials:
+            assert f'<details class="trial" id="{trial_id(index, trial)}">' in page
+    wrong = page[page.index('id="s1-t1"') : page.index('id="s1-t2"')]
+    for heading in ("Checks", "Conversation", "Tool calls", "Diff"):
+        assert f"<h4>{heading}</h4>" in wrong
+    assert "hello again" in wrong and "+note for wrong" in wrong and "lookup" in wrong
+
+
+def test_the_charts_draw_each_rate_with_its_interval(page: str) -> None:
+    chart = page[page.index("<svg") : page.index("</svg>")]
+    assert chart.count("<title>") == 1 + 5  # the chart's own and one per scenario
+    assert "basic/flaky-any: 2/3 passed, 0.6667 [" in chart
+    assert "basic/broken: no judged trial (3 errored)" in chart
+    assert "median cost per trial" in page and "5 errored left out" not in page
+    assert "12 judged trials, 3 errored left out" in page
+
+
+@pytest.mark.chromium
+def test_the_page_loads_cleanly_and_a_click_opens_a_failing_trial(
+    mixed_run: Path, page: str, browser: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "report.html"
+    path.write_text(page, encoding="utf-8")
+    browser.call("Page.navigate", url=path.as_uri())
+    browser.wait_for("Page.loadEventFired")
+    reason = "document.getElementById('s1-t1-reason')"
+    assert browser.evaluate(f"{reason}.checkVisibility()") is False
+    browser.click("#s1-t1 > summary")
+    assert browser.evaluate(f"{reason}.checkVisibility()") is True
+    assert browser.evaluate(f"{reason}.innerText") == WRONG_REASON
+    assert browser.evaluate("document.getElementById('s1-t2').open") is False
+    problems = [
+        e
+        for e in browser.events
+        if e.get("method") in ("Runtime.exceptionThrown", "Log.entryAdded")
+        or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] == "error")
+    ]
+    assert problems == []
+    requested = [
+        e["params"]["request"]["url"]
+        for e in browser.events
+        if e.get("method") == "Network.requestWillBeSent"
+    ]
+    assert requested == [path.as_uri()]
+
+
+@pytest.mark.chromium
+def test_a_link_to_a_trial_opens_it_and_the_filter_hides_passing_rows(
+    page: str, browser: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "report.html"
+    path.write_text(page, encoding="utf-8")
+    browser.call("Page.navigate", url=path.as_uri() + "#s3-t2")
+    browser.wait_for("Page.loadEventFired")
+    assert browser.evaluate("document.getElementById('s3-t2').open") is True
+    browser.click("button[data-show=failing]")
+    hidden = browser.evaluate(
+        "Array.from(document.querySelectorAll('tr[data-verdict]')).map(r => r.hidden)"
+    )
+    assert hidden == [True, False, False, False, False]
+
+
+@pytest.mark.chromium
+def test_the_browser_harness_does_see_page_errors(browser: Any) -> None:
+    browser.call("Page.navigate", url="data:text/html,<script>undefinedFunction()</script>")
+    browser.wait_for("Page.loadEventFired")
+    thrown = browser.wait_for("Runtime.exceptionThrown")
+    assert "undefinedFunction" in str(thrown["params"])

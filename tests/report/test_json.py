@@ -1,0 +1,53 @@
+"""The versioned JSON report (sounding.report/1) of a real run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sounding.report import REPORT_SCHEMA, json_report, load_results
+
+
+def test_the_report_holds_the_run_totals_and_scenarios(mixed_run: Path) -> None:
+    document = json.loads(json_report(load_results(mixed_run)))
+    assert document["schema"] == REPORT_SCHEMA == "sounding.report/1"
+    assert document["run"]["run_id"] == mixed_run.name
+    assert document["run"]["planned_trials"] == document["run"]["finished_trials"] == 15
+    assert document["run"]["errored_trials"] == 3
+    assert (document["outcome"], document["exit_code"]) == ("errored", 3)
+    assert document["totals"] == {
+        "pass": 1,
+        "flaky": 2,
+        "fail": 1,
+        "error": 1,
+        "scenarios": 5,
+        "trials": 15,
+    }
+    names = [s["scenario"] for s in document["scenarios"]]
+    assert names == ["echoes", "wrong", "flaky-any", "flaky-all", "broken"]
+
+
+def test_a_scenario_carries_its_interval_and_its_trials(mixed_run: Path) -> None:
+    scenarios = {
+        s["scenario"]: s for s in json.loads(json_report(load_results(mixed_run)))["scenarios"]
+    }
+    flaky = scenarios["flaky-all"]
+    assert (flaky["verdict"], flaky["gate"], flaky["passed"], flaky["failed"]) == (
+        "flaky",
+        False,
+        2,
+        1,
+    )
+    rate = flaky["pass_rate"]
+    assert rate["estimate"] == pytest.approx(2 / 3) and rate["low"] <= rate["high"]
+    assert (rate["draws"], rate["level"]) == (10_000, 0.95)
+    second = flaky["trial_results"][1]
+    assert (second["trial"], second["verdict"]) == (2, "fail")
+    assert second["folder"] == "trials/default/basic/flaky-all/2"
+    assert second["checks"][0]["status"] == "failed"
+    assert second["usage"]["cost_usd"] == pytest.approx(0.002)
+    broken = scenarios["broken"]
+    assert broken["pass_rate"] is None and broken["errors"] == 3
+    assert {t["state"] for t in broken["trial_results"]} == {"error"}

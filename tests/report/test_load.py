@@ -1,0 +1,116 @@
+"""Loading a results folder: the plan, the trials, the summary, and refusals that say why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sounding.report import ResultsError, load_results
+from sounding.scoring import ScenarioVerdict
+from sounding.store import TrialKey
+
+VERDICTS = {
+    "echoes": ScenarioVerdict.PASS,
+    "wrong": ScenarioVerdict.FAIL,
+    "flaky-any": ScenarioVerdict.FLAKY,
+    "flaky-all": ScenarioVerdict.FLAKY,
+    "broken": ScenarioVerdict.ERROR,
+}
+
+
+def test_a_real_run_loads_with_its_plan_trials_and_summary(mixed_run: Path) -> None:
+    results = load_results(mixed_run)
+    assert results.run_id == mixed_run.name and results.cells == ["default"]
+    assert len(results.planned) == len(results.trials) == 15 and not results.missing
+    assert {s.summary.scenario: s.summary.verdict for s in results.scenarios} == VERDICTS
+    assert len(results.errored) == 3 and all(t.case == "basic" for t in results.errored)
+    flaky = next(s for s in results.scenarios if s.summary.scenario == "flaky-any")
+    assert [t.trial for t in flaky.trials] == [1, 2, 3]
+    assert [t.outcome for t in flaky.trials] == [True, False, True]
+    assert flaky.pass_rate is not None and flaky.pass_rate.estimate == pytest.approx(2 / 3)
+    assert flaky.trials[1].cost_usd == pytest.approx(0.002) and flaky.trials[1].tokens == 122
+
+
+def test_a_trial_gives_its_record_and_artifacts(mixed_run: Path) -> None:
+    results = load_results(mixed_run)
+    wrong = next(s for s in results.scenarios if s.summary.scenario == "wrong")
+    record = results.record(wrong.trials[0])
+    assert record is not None and record.tools_called == ["lookup"]
+    assert "+note for wrong" in (results.text(wrong.trials[0], "diff.patch") or "")
+    broken = next(s for s in results.scenarios if s.summary.scenario == "broken")
+    assert broken.pass_rate is None and broken.first_error.startswith("RecordError")
+    assert results.text(broken.trials[0], "no-such-file.txt") is None
+
+
+def test_fields_are_read_by_name_not_by_order(mixed_run: Path, copy_run: Any) -> None:
+    run = copy_run(mixed_run)
+    trial_file = run / "trials/default/basic/wrong/2/trial.json"
+    document = json.loads(trial_file.read_text())
+    trial_file.write_text(json.dumps(dict(reversed(list(document.items())))))
+    trial = next(t for t in load_results(run).trials if t.key == TrialKey("default", "basic", "wrong", 2))
+    assert trial.reason == document["reason"] and trial.score is not None
+
+
+@pytest.mark.parametrize(
+    ("name", "schema"),
+    [("run.json", "sounding.results/9"), ("summary.json", "sounding.summary/2")],
+)
+def test_an_unknown_schema_is_refused_by_name(
+    mixed_run: Path, copy_run: Any, edit_json: Any, name: str, schema: str
+) -> None:
+    run = copy_run(mixed_run)
+    edit_json(run / name, schema=schema)
+    with pytest.raises(ResultsError) as caught:
+        load_results(run)
+    message = str(caught.value)
+    assert str(run / name) in message and repr(schema) in message and "upgrade" in message
+
+
+def test_an_unknown_trial_schema_names_the_trial_file(
+    mixed_run: Path, copy_run: Any, edit_json: Any
+) -> None:
+    run = copy_run(mixed_run)
+    trial_file = run / "trials/default/basic/echoes/3/trial.json"
+    edit_json(trial_file, schema="sounding.trial/2")
+    with pytest.raises(ResultsError, match="sounding.trial/2"):
+        load_results(run)
+    edit_json(trial_file, schema=None)
+    with pytest.raises(ResultsError, match="no `schema` field"):
+        load_results(run)
+
+
+def test_a_damaged_file_is_refused_with_where_and_how(
+    mixed_run: Path, copy_run: Any, edit_json: Any
+) -> None:
+    run = copy_run(mixed_run)
+    trial_file = run / "trials/default/basic/echoes/1/trial.json"
+    edit_json(trial_file, state="half-done")
+    with pytest.raises(ResultsError, match=r"`state`.*re-run the trial"):
+        load_results(run)
+    trial_file.write_text("{not json")
+    with pytest.raises(ResultsError, match="not readable as JSON"):
+        load_results(run)
+
+
+def test_an_unfinished_run_loads_but_has_no_summary(mixed_run: Path, copy_run: Any) -> None:
+    run = copy_run(mixed_run)
+    (run / "summary.json").unlink()
+    (run / "trials/default/basic/echoes/2/trial.json").unlink()
+    results = load_results(run)
+    assert results.missing == [TrialKey("default", "basic", "echoes", 2)]
+    with pytest.raises(ResultsError) as caught:
+        results.finished()
+    assert "1 of 15 trials missing" in str(caught.value)
+    assert f"--resume {run.name}" in str(caught.value)
+
+
+def test_a_folder_of_runs_is_not_a_run(mixed_run: Path, tmp_path: Path) -> None:
+    with pytest.raises(ResultsError, match=f"holds runs, not one run \\({mixed_run.name}\\)"):
+        load_results(mixed_run.parent)
+    with pytest.raises(ResultsError, match="no such folder"):
+        load_results(tmp_path / "nowhere")
+    with pytest.raises(ResultsError, match="no run.json"):
+        load_results(tmp_path)
