@@ -42,12 +42,19 @@ class Child:
     def result(self) -> dict[str, Any]:
         """The JSON object a driver printed as its last line of stdout."""
         lines = self.stdout.strip().splitlines()
+        return self._object(lines[-1] if lines else "", "on its last line")
+
+    def document(self) -> dict[str, Any]:
+        """The JSON object that is the whole of its stdout (like `sounding score --json`)."""
+        return self._object(self.stdout, "as its output")
+
+    def _object(self, text: str, where: str) -> dict[str, Any]:
         try:
-            value = json.loads(lines[-1])
-        except (IndexError, json.JSONDecodeError):
-            raise BenchError(self, "printed no JSON result on its last line") from None
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            raise BenchError(self, f"printed no JSON object {where}") from None
         if not isinstance(value, dict):
-            raise BenchError(self, "printed a JSON result that is not an object")
+            raise BenchError(self, f"printed JSON that is not an object {where}")
         return value
 
 

@@ -260,5 +260,39 @@ def init(directory: Path) -> None:
     console.print(f"next: sounding run {escape(str(directory))}")
 
 
+_OUT = click.Path(dir_okay=False, path_type=Path)
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--junit", type=_OUT, help="Write JUnit XML here (one testcase per scenario).")
+@click.option("--json", "json_", type=_OUT, help="Write the JSON report (sounding.report/1).")
+@click.option("--markdown", type=_OUT, help="Write a Markdown summary for a pull request.")
+@click.option("--html", type=_OUT, help="Write one self-contained HTML page.")
+def report(
+    run_dir: Path,
+    junit: Path | None,
+    json_: Path | None,
+    markdown: Path | None,
+    html: Path | None,
+) -> None:
+    """Render a stored run (RUN_DIR is results/<run-id>); with no option, print its verdicts."""
+    from sounding.report import report_command
+
+    raise SystemExit(report_command(run_dir, junit, json_, markdown, html))
+
+
+@main.command()
+@click.argument("baseline_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("candidate_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison (sounding.compare/1).")
+def compare(baseline_dir: Path, candidate_dir: Path, as_json: bool) -> None:
+    """Which pass-rate differences between two runs survive resampling. Exit 1 on an
+    established regression, 0 otherwise, 2 when a folder cannot be read."""
+    from sounding.report import compare_command
+
+    raise SystemExit(compare_command(baseline_dir, candidate_dir, as_json))
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

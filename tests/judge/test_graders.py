@@ -32,7 +32,7 @@ RUN = {
 
 def _suite(tmp_path: Path, body: str, file: str = "quality") -> Path:
     checks = tmp_path / "checks"
-    checks.mkdir(exist_ok=True)
+    checks.mkdir(parents=True, exist_ok=True)
     (checks / f"{file}.py").write_text(textwrap.dedent(body), encoding="utf-8")
     return tmp_path
 
@@ -168,8 +168,10 @@ def test_what_a_stopped_grader_started_is_stopped_too(tmp_path: Path) -> None:
             time.sleep(30)
         """,
     )
+    started = time.monotonic()
     with pytest.raises(GraderError, match="ran past its 1 s"):
         _grade(suite, timeout=1.0)
+    assert time.monotonic() - started < 10
     pid = int((tmp_path / "child.pid").read_text())
     assert _gone_within(pid, seconds=3.0)
 
@@ -188,12 +190,24 @@ def _gone_within(pid: int, seconds: float) -> bool:
     return False
 
 
-def test_a_missing_file_or_function_is_an_error(tmp_path: Path) -> None:
+def test_a_relative_suite_folder_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _suite(tmp_path / "evals", "def grade(t, case, run):\n    return True\n")
+    monkeypatch.chdir(tmp_path)
+    assert _grade(Path("evals")).passed
+
+
+def test_an_unknown_grader_names_the_known_ones_and_the_closest(tmp_path: Path) -> None:
     suite = _suite(tmp_path, "def grade(t, case, run):\n    return True\n")
-    with pytest.raises(GraderError, match=r"checks/tone.py does not exist"):
-        _grade(suite, "tone.grade")
-    with pytest.raises(GraderError, match="has no function 'other'"):
-        _grade(suite, "quality.other")
+    with pytest.raises(GraderError, match=r"checks/tone.py\. \(graders: quality.grade\)"):
+        _grade(suite, "tone.polite")
+    with pytest.raises(GraderError, match=r"Did you mean 'quality\.grade'"):
+        _grade(suite, "quality.grades")
+
+
+def test_a_grader_that_is_not_a_function_is_an_error(tmp_path: Path) -> None:
+    suite = _suite(tmp_path, "def grade(t, case, run):\n    return True\ngrade = 3\n")
+    with pytest.raises(GraderError, match="has no function 'grade'"):
+        _grade(suite)
 
 
 def test_a_bad_name_is_refused(tmp_path: Path) -> None:

@@ -127,7 +127,6 @@ def good_and_bad_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, P
     (suite / "mode").write_text("good", encoding="utf-8")
     good = run_suite(suite)
     (suite / "mode").write_text("bad", encoding="utf-8")
-    time.sleep(1.1)  # run ids are stamped to the second
     return good, run_suite(suite)
 
 

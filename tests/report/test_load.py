@@ -50,7 +50,9 @@ def test_fields_are_read_by_name_not_by_order(mixed_run: Path, copy_run: Any) ->
     trial_file = run / "trials/default/basic/wrong/2/trial.json"
     document = json.loads(trial_file.read_text())
     trial_file.write_text(json.dumps(dict(reversed(list(document.items())))))
-    trial = next(t for t in load_results(run).trials if t.key == TrialKey("default", "basic", "wrong", 2))
+    trial = next(
+        t for t in load_results(run).trials if t.key == TrialKey("default", "basic", "wrong", 2)
+    )
     assert trial.reason == document["reason"] and trial.score is not None
 
 
@@ -75,7 +77,7 @@ def test_an_unknown_trial_schema_names_the_trial_file(
     run = copy_run(mixed_run)
     trial_file = run / "trials/default/basic/echoes/3/trial.json"
     edit_json(trial_file, schema="sounding.trial/2")
-    with pytest.raises(ResultsError, match="sounding.trial/2"):
+    with pytest.raises(ResultsError, match=r"sounding\.trial/2"):
         load_results(run)
     edit_json(trial_file, schema=None)
     with pytest.raises(ResultsError, match="no `schema` field"):
@@ -112,5 +114,5 @@ def test_a_folder_of_runs_is_not_a_run(mixed_run: Path, tmp_path: Path) -> None:
         load_results(mixed_run.parent)
     with pytest.raises(ResultsError, match="no such folder"):
         load_results(tmp_path / "nowhere")
-    with pytest.raises(ResultsError, match="no run.json"):
+    with pytest.raises(ResultsError, match=r"no run\.json"):
         load_results(tmp_path)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import Field
 
 from sounding.checks import CheckContext, CheckResult, NoParams, Params, Registry, Role
 from sounding.spec import Case, load_case
@@ -29,7 +30,7 @@ class CommandParams(Params):
 
 class ToolCalledParams(Params):
     name: str
-    args: dict[str, Any] = {}
+    args: dict[str, Any] = Field(default_factory=dict)
 
 
 class TextParams(Params):
@@ -54,7 +55,7 @@ class GoldenParams(Params):
     """Nested and suffixed path params: every one of them is checked by the loader."""
 
     golden_path: str
-    files: list[FileItem] = []
+    files: list[FileItem] = Field(default_factory=list)
 
 
 class NamesParams(Params):

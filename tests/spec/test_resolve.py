@@ -15,7 +15,11 @@ defaults: {trials: 4, timeout: 10m, check_timeout: 20s}
 workspace: {fixture: fixtures/base, ref: v1, given: {probe.py: fixtures/probe.py}}
 scoring: {pass_threshold: 0.8, replica_aggregation: majority, k: 2}
 invariants:
-  builds: {description: it builds, weight: 1.0, gate: true, check: {type: command_exit, command: make}}
+  builds:
+    description: it builds
+    weight: 1.0
+    gate: true
+    check: {type: command_exit, command: make}
   tidy: {weight: 0.3, check: {type: command_exit, command: make lint}}
 expect:
   - no_error: true

@@ -8,6 +8,7 @@ from sounding.checks import _forbidden as _forbidden
 from sounding.checks import _grader as _grader
 from sounding.checks import _http as _http
 from sounding.checks import _judge as _judge
+from sounding.checks import _metric as _metric
 from sounding.checks import _service_rules as _service_rules
 from sounding.checks import _sql as _sql
 from sounding.checks import _support as _support

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import difflib
 import json
 import math
 import os
@@ -103,12 +104,9 @@ def run_grader(
     `llm` answers the grader's `t.llm(prompt)`; without it `t.llm` raises in the grader.
     """
     file, function = grader_name(name)
-    source = suite_dir / GRADERS_DIR / f"{file}.py"
-    if not source.is_file():
-        raise GraderError(
-            f"grader '{name}': {source} does not exist; add it, or fix the name in the case"
-        )
-    request = {"checks_dir": str(source.parent), "file": file, "function": function}
+    _refuse_unknown(suite_dir, name)
+    checks = (suite_dir / GRADERS_DIR).resolve()
+    request = {"checks_dir": str(checks), "file": file, "function": function}
     child = _Child(suite_dir)
     try:
         child.send({**request, "case": case, "run": run})
@@ -116,6 +114,22 @@ def run_grader(
     finally:
         child.close()
     return _read_answer(name, reply)
+
+
+def _refuse_unknown(suite_dir: Path, name: str) -> None:
+    """A GraderError naming the graders there are, and the closest, when `name` is not one."""
+    try:
+        known = sorted(find_graders(suite_dir))
+    except GraderError:
+        return  # a file that does not parse: running the grader says what is wrong with it
+    if name in known:
+        return
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    raise GraderError(
+        f"grader '{name}' is not a top-level function of {suite_dir / GRADERS_DIR}/"
+        f"{grader_name(name)[0]}.py.{hint} (graders: {', '.join(known) or 'none'})"
+    )
 
 
 def _converse(
@@ -260,12 +274,14 @@ class _Child:
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
-        for reader in self._readers:
-            reader.join(timeout=5)
-        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):  # a pipe to a process already gone
-                    stream.close()
+        with contextlib.suppress(OSError):  # a pipe to a process already gone
+            assert self._process.stdin is not None
+            self._process.stdin.close()
+        streams = (self._process.stdout, self._process.stderr)
+        for reader, stream in zip(self._readers, streams, strict=True):
+            reader.join(timeout=2)
+            if stream is not None and not reader.is_alive():
+                stream.close()  # else a process that left the group still holds the pipe
 
     def _pump(self) -> None:
         assert self._process.stdout is not None

@@ -11,7 +11,7 @@ trial, no verdict is published (`sounding.scoring.publishable`) and the reason i
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,9 +94,10 @@ class RunComparison:
 
     @property
     def exit_code(self) -> int:
-        """1 when a regression is established, 0 otherwise."""
-        regressed = self.count(Direction.REGRESSION.value)
-        return ExitCode.FAIL if regressed else ExitCode.PASS
+        """1 when a regression is established; 3 when verdicts were withheld; 0 otherwise."""
+        if self.count(Direction.REGRESSION.value):
+            return ExitCode.FAIL
+        return ExitCode.ERROR if self.withheld else ExitCode.PASS
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -149,7 +150,7 @@ def _scenario_keys(results: Results) -> list[ScenarioKey]:
     return list(dict.fromkeys((k.cell, k.case, k.scenario) for k in results.planned))
 
 
-def _labels_list(keys: Any) -> list[str]:
+def _labels_list(keys: Iterable[ScenarioKey]) -> list[str]:
     return [f"{cell}/{case}/{scenario}" for cell, case, scenario in keys]
 
 
@@ -269,7 +270,9 @@ def compare_command(baseline_dir: Path, candidate_dir: Path, as_json: bool = Fal
     try:
         result = compare_runs(baseline_dir, candidate_dir)
     except ResultsError as exc:
-        Console(stderr=True).print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(
+            f"[red]error:[/] {escape(str(exc))}", highlight=False
+        )
         return ExitCode.USAGE
     if as_json:
         print(json.dumps(result.as_dict(), indent=1, ensure_ascii=False))

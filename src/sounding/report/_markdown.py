@@ -14,7 +14,8 @@ _CELL_WIDTH = 160
 
 
 def markdown_report(results: Results) -> str:
-    summary = results.finished()
+    """The run as Markdown: needs a finished run (its summary.json)."""
+    results.finished()
     lines = [
         f"### sounding run {_text(results.run_id)}",
         "",

@@ -12,6 +12,7 @@ from sounding.spec._models import (
     Scoring,
     Workspace,
 )
+from sounding.spec._validators import ValidatorSpec
 
 __all__ = [
     "Assertion",
@@ -22,6 +23,7 @@ __all__ = [
     "Scenario",
     "Scoring",
     "SpecError",
+    "ValidatorSpec",
     "Workspace",
     "load_case",
     "load_cases",

@@ -34,11 +34,14 @@ class CheckResolver:
         locator: Locator,
         services: Collection[str],
         problems: list[Problem],
+        *,
+        metrics: Collection[str] = (),
     ) -> None:
         self.registry = registry
         self.locator = locator
         self.services = services
         self.problems = problems
+        self.metrics = metrics
 
     def entry(self, item: Any, key: KeyPath) -> CheckSpec | None:
         """An `expect:` or `leads:` item: one check type mapped to its params."""
@@ -75,6 +78,7 @@ class CheckResolver:
         shorthand = not isinstance(raw, Mapping)
         self._check_paths(params, key, shorthand)
         self._check_service(params, key, shorthand)
+        self._check_metric(params, key, shorthand)
         return CheckSpec(type=name, params=params, role=role, line=self.locator.line(key))
 
     def _lookup(self, name: str, role: Role, key: KeyPath) -> CheckType[Any] | None:
@@ -124,6 +128,24 @@ class CheckResolver:
             message = f"names service '{service}', but this case declares no `services:`"
         where = key if shorthand else (*key, "service")
         self._add(where, message, allowed=declared, typo=service)
+
+    def _check_metric(self, params: Params, key: KeyPath, shorthand: bool) -> None:
+        """A `metric` param names a metric a validator of the case declares."""
+        if "metric" not in type(params).model_fields:
+            return
+        metric = getattr(params, "metric", None)
+        if not isinstance(metric, str) or metric in self.metrics:
+            return
+        declared = sorted(self.metrics)
+        if declared:
+            message = f"names metric '{metric}', which no validator of this case declares"
+        else:
+            message = (
+                f"names metric '{metric}', but this case declares no `validators:` "
+                "(see docs/validators.md)"
+            )
+        where = key if shorthand else (*key, "metric")
+        self._add(where, message, allowed=declared, typo=metric)
 
     def _add(
         self,

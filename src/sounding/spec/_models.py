@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, field_seri
 from sounding.checks import CheckType, Params, registry
 from sounding.checks import Role as CheckRole
 from sounding.scoring import Aggregation
+from sounding.spec._validators import ValidatorSpec
 
 
 class _Frozen(BaseModel):
@@ -98,7 +99,7 @@ class Case(_Frozen):
     version: int = 1
     scenarios: list[Scenario]
     services: list[dict[str, Any]] = Field(default_factory=list)
-    validators: list[dict[str, Any]] = Field(default_factory=list)
+    validators: list[ValidatorSpec] = Field(default_factory=list)
 
     def scenario(self, scenario_id: str) -> Scenario:
         for scenario in self.scenarios:

@@ -30,6 +30,7 @@ from sounding.spec._models import (
     Workspace,
 )
 from sounding.spec._raw import RawBlock, RawCase, RawScenario, RawWorkspace
+from sounding.spec._validators import declared_metrics, resolve_validators
 
 T = TypeVar("T")
 _SCENARIO_ID = re.compile(r"[A-Za-z0-9_.-]+\Z")
@@ -118,13 +119,14 @@ class _CaseResolver:
         self.suite_dir = suite_dir
         self.problems: list[Problem] = []
         services = {service.name for service in raw.services}
-        self.checks = CheckResolver(registry, locator, services, self.problems)
+        self.validators = resolve_validators(raw.validators, locator, suite_dir, self.problems)
+        metrics = declared_metrics(self.validators)
+        self.checks = CheckResolver(registry, locator, services, self.problems, metrics=metrics)
 
     def case(self, path: Path) -> Case:
         raw = self.raw
         self._check_scenario_ids()
         self._check_services()
-        self._check_validators()
         shared = _Shared.of(self._block(raw, ()))
         scenarios = [self._scenario(item, i, shared) for i, item in enumerate(raw.scenarios)]
         if self.problems:
@@ -135,7 +137,7 @@ class _CaseResolver:
             version=raw.version,
             scenarios=scenarios,
             services=[service.model_dump() for service in raw.services],
-            validators=list(raw.validators),
+            validators=self.validators,
         )
 
     def _add(self, key: KeyPath, message: str, **hints: Any) -> None:
@@ -166,22 +168,6 @@ class _CaseResolver:
                 message = f"service name '{service.name}' is used twice ({first}): rename one"
                 self._add(("services", index, "name"), message)
             seen.setdefault(service.name, index)
-
-    def _check_validators(self) -> None:
-        """Two validators may not declare the same metric (when they list `metrics`)."""
-        owner: dict[str, int] = {}
-        for index, validator in enumerate(self.raw.validators):
-            metrics = validator.get("metrics")
-            for position, metric in enumerate(metrics if isinstance(metrics, list) else []):
-                if not isinstance(metric, str):
-                    continue
-                if metric in owner and owner[metric] != index:
-                    message = (
-                        f"metric '{metric}' is also declared by validators[{owner[metric]}]: "
-                        f"rename one (like '{metric}_{index}')"
-                    )
-                    self._add(("validators", index, "metrics", position), message)
-                owner.setdefault(metric, index)
 
     def _block(self, raw: RawBlock, base: KeyPath) -> _Block:
         checks = self.checks
@@ -241,6 +227,8 @@ class _CaseResolver:
             self._add(key, refusal)
         elif self.suite_dir is not None and not (self.suite_dir / value).exists():
             self._add(key, f"{what} '{value}' does not exist in {self.suite_dir}: fix the path")
+        elif what == "fixture" and self.suite_dir and not (self.suite_dir / value).is_dir():
+            self._add(key, f"fixture '{value}' is a file: name the folder to copy")
 
     def _check_commands(self, raw: RawBlock, base: KeyPath) -> None:
         if raw.test_command is not None:

@@ -1,0 +1,288 @@
+"""`validators:` of a case: how each validator runs and the metrics it owes, checked at load.
+
+A validator is one of three modes. `script` runs a program of the suite (`command`, split
+into words without a shell, with a `timeout`); `judge` asks the suite's judge model once per
+trial (`rubric`, `pieces`, optional `model` and `types`); `form` is filled by a person later
+(`metrics`, optional `types`). Every validator declares `metrics`; two validators of a case
+may not declare the same one. Every scenario of the case inherits the case's validators.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sounding.spec._errors import KeyPath, Locator, Problem
+from sounding.spec._guards import command_refusal, path_refusal
+from sounding.spec._messages import validation_problems
+from sounding.spec._raw import Duration
+
+Mode = Literal["script", "judge", "form"]
+Piece = Literal["prompt", "response", "diff"]
+MetricKind = Literal["bool", "number", "string"]
+
+DEFAULT_TIMEOUT = 60.0
+SUITE_PLACEHOLDER = "{suite}"
+RESERVED_METRICS = frozenset({"passed", "composite"})
+"""Names measures.json already gives every trial; a validator may not declare them."""
+
+_METRIC = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
+_COMMON = ("mode", "name", "metrics")
+_MODE_KEYS: dict[str, tuple[str, ...]] = {
+    "script": ("command", "timeout"),
+    "judge": ("rubric", "pieces", "model", "types"),
+    "form": ("types",),
+}
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "script": ("command",),
+    "judge": ("rubric", "pieces"),
+    "form": (),
+}
+
+
+class RawValidator(BaseModel):
+    """One entry of `validators:` as written."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Mode
+    name: str | None = None
+    metrics: list[str]
+    command: str | Annotated[list[str], Field(min_length=1)] | None = None
+    timeout: Duration | None = None
+    rubric: str | None = None
+    pieces: list[Piece] | None = None
+    model: str | None = Field(default=None, min_length=1)
+    types: dict[str, MetricKind] | None = None
+
+
+class ValidatorSpec(BaseModel):
+    """A validator of a case, resolved: its name is unique in the case and names its files.
+
+    `command` is the argv as written (a string already split); its first word is a path
+    relative to the suite folder, or a program on PATH, and `{suite}` in any word stands for
+    the suite folder. `types` gives judge and form metrics their kind (bool by default).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    mode: Mode
+    metrics: list[str]
+    command: list[str] = Field(default_factory=list)
+    timeout: float = DEFAULT_TIMEOUT
+    rubric: str | None = None
+    pieces: list[Piece] = Field(default_factory=list)
+    model: str | None = None
+    types: dict[str, MetricKind] = Field(default_factory=dict)
+    line: int | None = None
+
+    def kind(self, metric: str) -> MetricKind:
+        """The kind a judge or form metric is asked in: `types`, else bool."""
+        return self.types.get(metric, "bool")
+
+
+def declared_metrics(validators: list[ValidatorSpec]) -> dict[str, ValidatorSpec]:
+    """Every metric a case's validators declare, with the validator that declares it."""
+    return {metric: v for v in validators for metric in v.metrics}
+
+
+def resolve_validators(
+    raw: list[Any], locator: Locator, suite_dir: Path | None, problems: list[Problem]
+) -> list[ValidatorSpec]:
+    """Validate `validators:`; every problem found is added to `problems`."""
+    found: dict[int, ValidatorSpec] = {}
+    for index, item in enumerate(raw):
+        spec = _Resolver(locator, suite_dir, problems, ("validators", index)).resolve(item)
+        if spec is not None:
+            found[index] = spec
+    _check_unique(found, locator, problems)
+    return list(found.values())
+
+
+class _Resolver:
+    """One `validators[i]` entry: model validation, then what its mode needs."""
+
+    def __init__(
+        self, locator: Locator, suite_dir: Path | None, problems: list[Problem], key: KeyPath
+    ) -> None:
+        self.locator, self.suite_dir, self.problems, self.key = locator, suite_dir, problems, key
+        self.before = len(problems)
+
+    def add(self, key: KeyPath, message: str, **hints: Any) -> None:
+        self.problems.append(self.locator.problem(key, message, **hints))
+
+    def resolve(self, item: Any) -> ValidatorSpec | None:
+        if not isinstance(item, Mapping):
+            self.add(self.key, "must be a mapping, like `{mode: script, command: ..., metrics: [...]}`")
+            return None
+        try:
+            raw = RawValidator.model_validate(item)
+        except ValidationError as exc:
+            self.problems.extend(validation_problems(exc, RawValidator, self.key, self.locator))
+            return None
+        self._check_keys(raw, item)
+        self._check_metrics(raw)
+        command = self._command(raw) if raw.mode == "script" else []
+        if raw.rubric is not None:
+            self._check_rubric(raw.rubric)
+        self._check_pieces(raw.pieces)
+        if len(self.problems) > self.before:
+            return None
+        return ValidatorSpec(
+            name=raw.name or _default_name(raw.mode, command),
+            mode=raw.mode,
+            metrics=raw.metrics,
+            command=command,
+            timeout=raw.timeout or DEFAULT_TIMEOUT,
+            rubric=raw.rubric,
+            pieces=raw.pieces or [],
+            model=raw.model,
+            types=raw.types or {},
+            line=self.locator.line(self.key),
+        )
+
+    def _check_keys(self, raw: RawValidator, item: Mapping[str, Any]) -> None:
+        allowed = (*_COMMON, *_MODE_KEYS[raw.mode])
+        for name in item:
+            if name not in allowed:
+                owner = next(m for m, keys in _MODE_KEYS.items() if name in keys)
+                message = f"`{name}` is for mode {owner}; a {raw.mode} validator takes"
+                self.add((*self.key, name), f"{message} {', '.join(allowed)}")
+        for name in _REQUIRED[raw.mode]:
+            if name not in item:
+                self.add(self.key, f"a {raw.mode} validator needs `{name}`{_EXAMPLES[name]}")
+        if raw.name is not None and not _NAME.match(raw.name):
+            message = f"'{raw.name}' may use only letters, digits, '_', '.' and '-'"
+            self.add((*self.key, "name"), message)
+
+    def _check_metrics(self, raw: RawValidator) -> None:
+        key = (*self.key, "metrics")
+        if not raw.metrics:
+            self.add(key, "is empty: declare the metrics this validator returns")
+        seen: set[str] = set()
+        for position, metric in enumerate(raw.metrics):
+            refusal = _metric_refusal(metric, seen)
+            if refusal is not None:
+                self.add((*key, position), refusal)
+            seen.add(metric)
+        for metric in raw.types or {}:
+            if metric not in raw.metrics:
+                message = f"gives a type to '{metric}', which `metrics` does not declare"
+                self.add((*self.key, "types", metric), message, allowed=raw.metrics, typo=metric)
+
+    def _command(self, raw: RawValidator) -> list[str]:
+        key = (*self.key, "command")
+        if raw.command is None:
+            return []
+        if isinstance(raw.command, str):
+            refusal = command_refusal(raw.command)
+            if refusal is not None:
+                self.add(key, refusal)
+                return []
+            words = shlex.split(raw.command)
+        else:
+            words = list(raw.command)
+        self._check_program(words[0], key if isinstance(raw.command, str) else (*key, 0))
+        return words
+
+    def _check_program(self, program: str, key: KeyPath) -> None:
+        relative = program.removeprefix(SUITE_PLACEHOLDER + "/")
+        if "/" not in relative and relative == program:
+            if self.suite_dir is not None and (self.suite_dir / program).is_file():
+                self._check_executable(self.suite_dir / program, program, key)
+            return  # a program on PATH, found when it runs
+        refusal = path_refusal(relative, "the suite folder")
+        if refusal is not None:
+            self.add(key, refusal)
+        elif self.suite_dir is not None:
+            path = self.suite_dir / relative
+            if not path.is_file():
+                self.add(key, f"validator '{relative}' does not exist in {self.suite_dir}")
+            else:
+                self._check_executable(path, relative, key)
+
+    def _check_executable(self, path: Path, shown: str, key: KeyPath) -> None:
+        if not os.access(path, os.X_OK):
+            message = (
+                f"validator '{shown}' is not executable: run 'chmod +x {shown}' (and give it "
+                "a first line like '#!/usr/bin/env python3')"
+            )
+            self.add(key, message)
+
+    def _check_rubric(self, rubric: str) -> None:
+        key = (*self.key, "rubric")
+        refusal = path_refusal(rubric, "the suite folder")
+        if refusal is not None:
+            self.add(key, refusal)
+        elif self.suite_dir is not None and not (self.suite_dir / rubric).is_file():
+            self.add(key, f"rubric '{rubric}' is not a file in {self.suite_dir}: fix the path")
+
+    def _check_pieces(self, pieces: list[str] | None) -> None:
+        key = (*self.key, "pieces")
+        if pieces is not None and not pieces:
+            self.add(key, "is empty: name what the judge reads (prompt, response, diff)")
+        for position, piece in enumerate(pieces or []):
+            if pieces is not None and pieces.index(piece) != position:
+                self.add((*key, position), f"'{piece}' is listed twice")
+
+
+_EXAMPLES = {
+    "command": ", like `command: checks/scope.py` (a program of the suite folder)",
+    "rubric": ", like `rubric: rubrics/note.md` (a file of the suite folder)",
+    "pieces": ", like `pieces: [prompt, response, diff]`",
+}
+
+
+def _metric_refusal(metric: str, seen: set[str]) -> str | None:
+    if not _METRIC.match(metric):
+        return f"metric '{metric}' must start with a letter or '_' and use letters, digits, '_'"
+    if metric in RESERVED_METRICS:
+        return f"metric '{metric}' is a name every trial already has in measures.json: rename it"
+    if metric in seen:
+        return f"metric '{metric}' is declared twice by this validator"
+    return None
+
+
+def _default_name(mode: str, command: list[str]) -> str:
+    if mode != "script" or not command:
+        return mode
+    stem = Path(command[0].removeprefix(SUITE_PLACEHOLDER + "/")).stem
+    return stem if _NAME.match(stem) else "script"
+
+
+def _check_unique(
+    found: dict[int, ValidatorSpec], locator: Locator, problems: list[Problem]
+) -> None:
+    """Names are unique (they name files); a metric is declared by one validator only."""
+    by_name: dict[str, ValidatorSpec] = {}
+    owner: dict[str, ValidatorSpec] = {}
+    for index, spec in found.items():
+        if spec.name in by_name:
+            message = (
+                f"validator name '{spec.name}' is also the name of the validator "
+                f"{_at(by_name[spec.name])}: give each a distinct `name:`"
+            )
+            problems.append(locator.problem(("validators", index), message))
+        by_name.setdefault(spec.name, spec)
+        for position, metric in enumerate(spec.metrics):
+            if metric in owner:
+                first = owner[metric]
+                message = (
+                    f"metric '{metric}' is declared by validator '{spec.name}' and by validator "
+                    f"'{first.name}' {_at(first)}: two validators may not declare one metric; "
+                    f"rename one (like '{metric}_{spec.mode}')"
+                )
+                problems.append(locator.problem(("validators", index, "metrics", position), message))
+            owner.setdefault(metric, spec)
+
+
+def _at(spec: ValidatorSpec) -> str:
+    return f"at line {spec.line}" if spec.line is not None else "before it"

@@ -1,0 +1,145 @@
+"""`sounding compare`: established regressions, inconclusive sameness, withheld verdicts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sounding.report import COMPARE_SCHEMA, ResultsError, compare_command, compare_runs
+
+
+def test_a_planted_regression_is_established_and_exits_1(
+    good_and_bad_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    good, bad = good_and_bad_runs
+    result = compare_runs(good, bad)
+    (gap,) = result.scenarios
+    assert gap.state == "regression" and not result.withheld
+    assert gap.pass_rate is not None and gap.pass_rate.paired
+    assert (gap.pass_rate.interval.low, gap.pass_rate.interval.high) == (-1.0, -1.0)
+    assert [cell.state for cell in result.cells] == ["regression"]
+    assert compare_command(good, bad) == 1
+    out = capsys.readouterr().out
+    assert "REGRESSION    basic/task  10/10 → 0/10  -1 [-1, -1]" in out
+    assert "2 regressions, 0 improvements established; 0 inconclusive" in out
+    assert "duration per trial (seconds), medians, an interval and never a verdict" in out
+    assert compare_command(bad, good) == 0
+    assert "IMPROVEMENT   basic/task  0/10 → 10/10  +1 [+1, +1]" in capsys.readouterr().out
+
+
+def test_identical_runs_are_inconclusive_and_exit_0(
+    good_and_bad_runs: tuple[Path, Path], copy_run: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good, _ = good_and_bad_runs
+    again = copy_run(good, "again")
+    assert compare_command(good, again) == 0
+    out = capsys.readouterr().out
+    assert "inconclusive  basic/task  10/10 → 10/10  +0 [+0, +0]" in out
+    assert "0 regressions, 0 improvements established; 2 inconclusive" in out
+    assert "cost per trial (USD): not recorded in both runs" in out
+
+
+def test_the_json_form_is_versioned(
+    good_and_bad_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    good, bad = good_and_bad_runs
+    assert compare_command(good, bad, as_json=True) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["schema"] == COMPARE_SCHEMA == "sounding.compare/1"
+    assert (document["publishable"], document["regressions"], document["exit_code"]) == (
+        True,
+        2,
+        1,
+    )
+    (scenario,) = document["scenarios"]
+    assert (scenario["case"], scenario["scenario"], scenario["state"]) == (
+        "basic",
+        "task",
+        "regression",
+    )
+    assert scenario["pass_rate"]["direction"] == "regression"
+    assert scenario["duration_s"]["state"] is None and scenario["cost_usd"] is None
+    assert document["baseline"]["finished_trials"] == document["candidate"]["planned_trials"] == 10
+
+
+def test_an_incomplete_run_publishes_no_difference(
+    good_and_bad_runs: tuple[Path, Path], copy_run: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good, bad = good_and_bad_runs
+    partial = copy_run(bad, "partial")
+    shutil.rmtree(partial / "trials/default/basic/task/4")
+    result = compare_runs(good, partial)
+    assert [gap.state for gap in result.gaps] == ["withheld", "withheld"]
+    assert result.withheld == "matrix incomplete: 1 of 20 trials missing"
+    assert result.exit_code == 3
+    assert compare_command(good, partial) == 3
+    out = capsys.readouterr().out
+    assert "no difference is published: matrix incomplete: 1 of 20 trials missing" in out
+    assert "-1 [-1, -1]" in out  # the interval is still shown: it is a measurement
+
+
+def test_an_errored_trial_withholds_the_verdict_and_says_which_run(
+    good_and_bad_runs: tuple[Path, Path], copy_run: Any, edit_json: Any
+) -> None:
+    good, bad = good_and_bad_runs
+    errored = copy_run(bad, "errored")
+    edit_json(
+        errored / "trials/default/basic/task/7/trial.json",
+        state="error",
+        verdict="error",
+        score=None,
+        reason="timed out after 20.0s",
+    )
+    result = compare_runs(good, errored)
+    assert result.withheld == "cell 'candidate' holds 1 invalid trial"
+    (gap,) = result.scenarios
+    assert gap.state == "withheld" and gap.pass_rate is not None
+    assert gap.pass_rate.candidate_summary.judged == 9
+
+
+def test_a_side_with_nothing_judged_is_not_compared(
+    good_and_bad_runs: tuple[Path, Path], copy_run: Any, edit_json: Any
+) -> None:
+    good, bad = good_and_bad_runs
+    errored = copy_run(bad, "all-errored")
+    for folder in sorted((errored / "trials/default/basic/task").iterdir()):
+        edit_json(folder / "trial.json", state="error", verdict="error", score=None)
+    result = compare_runs(good, errored)
+    (gap,) = result.scenarios
+    assert gap.state == "not compared"
+    assert gap.note == "no judged trial in the candidate run (10 errored)"
+    assert result.withheld == "cell 'candidate' holds 10 invalid trials"
+    assert result.exit_code == 3
+
+
+def test_runs_that_share_nothing_or_are_not_runs_are_usage_errors(
+    good_and_bad_runs: tuple[Path, Path],
+    mixed_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    good, _ = good_and_bad_runs
+    with pytest.raises(ResultsError, match="share no scenario"):
+        compare_runs(good, mixed_run)
+    assert compare_command(good, tmp_path) == 2
+    assert "no run.json" in capsys.readouterr().err
+
+
+def test_the_command_line_compare_exits_by_the_verdict(
+    good_and_bad_runs: tuple[Path, Path],
+) -> None:
+    good, bad = good_and_bad_runs
+    command = [sys.executable, "-m", "sounding.cli", "compare"]
+    regressed = subprocess.run(
+        [*command, str(good), str(bad), "--json"], capture_output=True, text=True, check=False
+    )
+    assert regressed.returncode == 1, regressed.stderr
+    assert json.loads(regressed.stdout)["regressions"] == 2
+    usage = subprocess.run([*command, str(good)], capture_output=True, text=True, check=False)
+    assert usage.returncode == 2 and "Missing argument 'CANDIDATE_DIR'" in usage.stderr
