@@ -51,7 +51,7 @@ def drive(run_dir: Path) -> dict[str, Any]:
     from sounding.spec import load_cases
 
     started = time.perf_counter()
-    changes, scores = rescore_run(run_dir)
+    _changes, scores = rescore_run(run_dir)
     seconds = time.perf_counter() - started
     suite = Path(json.loads((run_dir / "run.json").read_text())["suite"])
     started = time.perf_counter()
@@ -60,8 +60,7 @@ def drive(run_dir: Path) -> dict[str, Any]:
     verdicts: dict[str, int] = {}
     for score in scores:
         verdicts[score.verdict.value] = verdicts.get(score.verdict.value, 0) + 1
-    changed = len(changes)
-    return {"seconds": seconds, "load_cases": loading, "verdicts": verdicts, "changed": changed}
+    return {"seconds": seconds, "load_cases": loading, "verdicts": verdicts}
 
 
 def stored_run(suite: Path, trials_each: int = 1) -> Path:
