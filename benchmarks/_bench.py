@@ -154,12 +154,12 @@ def heading(text: str) -> None:
 
 
 def figure(label: str, value: str) -> None:
-    print(f"  {label:<34} {value}")
+    print(f"  {label:<34}  {value}")
 
 
 def target(label: str, met: bool, detail: str) -> bool:
     """Print one target line; missing a target is information, not a failure of the script."""
-    print(f"  {label:<34} {detail}  -> {'target met' if met else 'target missed'}")
+    print(f"  {label:<34}  {detail}  -> {'target met' if met else 'target missed'}")
     return met
 
 

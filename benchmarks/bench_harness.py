@@ -66,7 +66,8 @@ def startup(suite: Path) -> float:
     return run_child([*sounding_argv(), "validate", str(suite)]).seconds
 
 
-def overhead(folder: Path, trials: int, files: int) -> None:
+def overhead(folder: Path, trials: int, files: int) -> float:
+    """Report the overhead per trial; return the fixed cost of a command, for `parallelism`."""
     heading(f"bench_harness: overhead, {trials} trials of `true`, fixture of {files} files")
     suite = write_suite(folder / "overhead", "true", trials, files)
     run = sounding_run(suite, 1)
@@ -82,14 +83,14 @@ def overhead(folder: Path, trials: int, files: int) -> None:
         per_trial < OVERHEAD_TARGET_MS,
         f"{per_trial:.1f} ms (target < {OVERHEAD_TARGET_MS:.0f} ms)",
     )
+    return fixed
 
 
-def parallelism(folder: Path, sleep: float, trials: int) -> None:
+def parallelism(folder: Path, sleep: float, trials: int, fixed: float) -> None:
     heading(f"bench_harness: parallelism, {trials} trials of `sleep {sleep}`")
     suite = write_suite(folder / "sleep", f"sleep {sleep}", trials, 0)
     one = sounding_run(suite, 1)
     two = sounding_run(suite, 2)
-    fixed = startup(suite)
     figure("--parallel 1", f"{one:.2f} s (the agent alone: {sleep * trials:.2f} s)")
     figure("--parallel 2", f"{two:.2f} s (the agent alone: {sleep * trials / 2:.2f} s)")
     if one > fixed and two > fixed:
@@ -114,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--trials and --sleep-trials need at least 1, --sleep more than 0")
     try:
         with workdir("harness", args.keep) as folder:
-            overhead(folder, args.trials, args.files)
-            parallelism(folder, args.sleep, args.sleep_trials)
+            fixed = overhead(folder, args.trials, args.files)
+            parallelism(folder, args.sleep, args.sleep_trials, fixed)
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -7,8 +7,8 @@ trials after one warm-up; the figures are the median and the 95th percentile in 
 
 The floor, measured in the same run, is the least the same job can cost without sounding:
 a bare `sqlite3.connect` + close of a new file; a bare socket bind + listen + close; for
-PostgreSQL and MariaDB a raw driver connection that creates and drops one database. The
-ratio says what sounding adds on top.
+PostgreSQL and MariaDB raw driver connections that create a database, run the same seed
+in it and drop it. The ratio says what sounding adds on top.
 
     python benchmarks/bench_services.py [--trials 30] [--postgres URL] [--mariadb URL]
 
@@ -34,7 +34,7 @@ from pathlib import Path
 import psycopg
 import pymysql
 from _bench import figure, heading, target
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 
 from sounding.services import ServiceSettings, start_services
 
@@ -45,14 +45,19 @@ SEED = "CREATE TABLE items (id INTEGER PRIMARY KEY, name VARCHAR(20));\n" + "".j
 )
 
 
-def timings(job: Callable[[int], None], trials: int) -> list[float]:
-    """Milliseconds of `trials` runs of `job`, after one run that is not counted."""
+def timings(
+    job: Callable[[int], None], floor: Callable[[int], None], trials: int
+) -> tuple[list[float], list[float]]:
+    """Milliseconds of `trials` runs of `job` and of `floor`, taken in turns so that a
+    machine busy for a while slows both alike; one run of each first is not counted."""
     job(-1)
-    spent = []
+    floor(-1)
+    spent: tuple[list[float], list[float]] = ([], [])
     for n in range(trials):
-        started = time.perf_counter()
-        job(n)
-        spent.append((time.perf_counter() - started) * 1000)
+        for measured, run in zip(spent, (job, floor), strict=True):
+            started = time.perf_counter()
+            run(n)
+            measured.append((time.perf_counter() - started) * 1000)
     return spent
 
 
@@ -87,29 +92,49 @@ def socket_floor(_n: int) -> None:
 
 
 def server_floor(url: str) -> Callable[[int], None]:
+    """The same job on a raw driver connection: create a database, seed it, drop it."""
     parsed = make_url(url)
-    kind = parsed.get_backend_name()
+    statements = [line for line in SEED.splitlines() if line]
 
     def job(_n: int) -> None:
         name = f"floor_{secrets.token_hex(5)}"
-        if kind == "postgresql":
+        if parsed.get_backend_name() == "postgresql":
             plain = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
-            with psycopg.connect(plain, autocommit=True) as connection:
-                connection.execute(f"CREATE DATABASE {name}")
-                connection.execute(f"DROP DATABASE {name}")
+            with psycopg.connect(plain, autocommit=True) as admin:
+                admin.execute(f"CREATE DATABASE {name}")
+                with psycopg.connect(
+                    parsed.set(drivername="postgresql", database=name).render_as_string(
+                        hide_password=False
+                    )
+                ) as seeded:
+                    for statement in statements:
+                        seeded.execute(statement)
+                admin.execute(f"DROP DATABASE {name}")
             return
-        connection = pymysql.connect(
-            host=parsed.host,
-            port=parsed.port or 3306,
-            user=parsed.username,
-            password=parsed.password or "",
-        )
-        with connection.cursor() as cursor:
+        admin = _mysql(parsed, None)
+        with admin.cursor() as cursor:
             cursor.execute(f"CREATE DATABASE {name}")
+            seeded = _mysql(parsed, name)
+            with seeded.cursor() as seeding:
+                for statement in statements:
+                    seeding.execute(statement)
+            seeded.commit()
+            seeded.close()
             cursor.execute(f"DROP DATABASE {name}")
-        connection.close()
+        admin.close()
 
     return job
+
+
+def _mysql(url: URL, database: str | None) -> pymysql.Connection:  # type: ignore[type-arg]
+    return pymysql.connect(
+        host=url.host,
+        port=url.port or 3306,
+        user=url.username,
+        password=url.password or "",
+        database=database,
+        ssl_disabled=True,
+    )
 
 
 def answers(url: str) -> str | None:
@@ -128,7 +153,7 @@ def measure(
     trials: int,
     limit_ms: float,
 ) -> bool:
-    spent, bare = timings(job, trials), timings(floor, trials)
+    spent, bare = timings(job, floor, trials)
     median, bare_median = statistics.median(spent), statistics.median(bare)
     heading(label)
     figure("provision + teardown, median", f"{median:.1f} ms")

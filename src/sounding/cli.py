@@ -97,6 +97,7 @@ def _case_files(path: Path) -> list[Path]:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the versioned machine-readable result."
 )
+@click.option("--rejudge", is_flag=True, help="Ask the judge again instead of reading its cache.")
 def score(
     target: Path,
     record_path: Path | None,
@@ -104,13 +105,14 @@ def score(
     workspace: Path | None,
     scenario_id: str | None,
     as_json: bool,
+    rejudge: bool,
 ) -> None:
     """Score a record against a case file (TARGET is a case file), or re-score a stored run
     (TARGET is a results folder) by today's case files without running anything."""
     if target.is_dir():
         from sounding.rescore import rescore_command
 
-        raise SystemExit(rescore_command(target, as_json=as_json))
+        raise SystemExit(rescore_command(target, as_json=as_json, rejudge=rejudge))
     if record_path is None:
         _usage_error("score CASE_FILE needs --record RECORD (the run record to score)")
     try:

@@ -10,9 +10,11 @@ from typing import Any
 import click
 
 from sounding._measure import measure_trial
-from sounding.checks import Evidence, ServiceEvidence
+from sounding.checks import Evidence, Judge, ServiceEvidence
 from sounding.record import RunRecord
+from sounding.runner._config import SuiteConfigError, load_suite
 from sounding.runner._run import ExitCode
+from sounding.runner._setup import RunSetupError, make_judge
 from sounding.scoring import Measured, TrialScore
 from sounding.spec import Case, Scenario, SpecError, load_cases
 from sounding.store import read_json
@@ -73,8 +75,14 @@ def _services(folder: Path) -> dict[str, ServiceEvidence]:
     return dict(load_service_evidence(folder))
 
 
-def rescore_run(run_dir: Path) -> tuple[list[Change], list[TrialScore]]:
-    """Measure every finished trial of a run again; return what changed and the new scores."""
+def rescore_run(
+    run_dir: Path, *, judge: Judge | None = None
+) -> tuple[list[Change], list[TrialScore]]:
+    """Measure every finished trial of a run again; return what changed and the new scores.
+
+    Judge verdicts come from the judge's cache when the request is unchanged, so re-scoring
+    never pays twice for the same verdict (unless the judge was made with `rejudge`).
+    """
     run = read_json(run_dir / "run.json")
     suite = Path(run["suite"])
     cases = {case.name: case for case in load_cases(_case_paths(suite), suite_dir=suite)}
@@ -87,7 +95,7 @@ def rescore_run(run_dir: Path) -> tuple[list[Change], list[TrialScore]]:
         if scenario is None:
             continue
         evidence = stored_evidence(trial_file.parent, scenario, stored)
-        now = measure_trial(scenario, evidence, suite_dir=suite)
+        now = measure_trial(scenario, evidence, suite_dir=suite, judge=judge)
         scores.append(now)
         if now.verdict.value != stored["verdict"]:
             before = TrialScore.model_validate(stored["score"])
@@ -123,13 +131,20 @@ def _flipped(before: TrialScore, after: TrialScore) -> str:
     return after.reason or "composite"
 
 
-def rescore_command(run_dir: Path, *, as_json: bool) -> int:
+def _judge(suite: Path, rejudge: bool) -> Judge | None:
+    if not (suite / "sounding.toml").is_file():
+        return None
+    return make_judge(load_suite(suite), rejudge=rejudge)
+
+
+def rescore_command(run_dir: Path, *, as_json: bool, rejudge: bool = False) -> int:
     if not (run_dir / "run.json").is_file():
         click.echo(f"error: {run_dir} is not a results folder (no run.json)", err=True)
         return ExitCode.USAGE
     try:
-        changes, scores = rescore_run(run_dir)
-    except SpecError as exc:
+        judge = _judge(Path(read_json(run_dir / "run.json")["suite"]), rejudge)
+        changes, scores = rescore_run(run_dir, judge=judge)
+    except (SpecError, SuiteConfigError, RunSetupError) as exc:
         click.echo(f"error: {exc}", err=True)
         return ExitCode.USAGE
     if as_json:

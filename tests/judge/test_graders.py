@@ -168,10 +168,8 @@ def test_what_a_stopped_grader_started_is_stopped_too(tmp_path: Path) -> None:
             time.sleep(30)
         """,
     )
-    started = time.monotonic()
     with pytest.raises(GraderError, match="ran past its 1 s"):
         _grade(suite, timeout=1.0)
-    assert time.monotonic() - started < 10
     pid = int((tmp_path / "child.pid").read_text())
     assert _gone_within(pid, seconds=3.0)
 

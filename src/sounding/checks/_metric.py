@@ -90,7 +90,10 @@ def _within(params: MetricParams, value: float, said: str) -> CheckResult:
     elif high is not None and value > high:
         reason = f"metric '{name}' is {value:g}, above at_most {high:g}"
     else:
-        limits = [f"at least {low:g}" if low is not None else "", f"at most {high:g}" if high is not None else ""]
+        limits = [
+            f"at least {low:g}" if low is not None else "",
+            f"at most {high:g}" if high is not None else "",
+        ]
         shown = " and ".join(part for part in limits if part)
         reason = f"metric '{name}' is {value:g}, {shown}"
         return CheckResult.passed(reason + (f": {said}" if said else ""), value=value)

@@ -118,18 +118,33 @@ def run_suite(
     """Plan, execute and aggregate a run. Finished trials of a resumed run never run again."""
     layout, options = _layout(suite, options)
     cases = load_cases(suite.case_files(options.cases), suite_dir=suite.root)
+    settings = TrialSettings(agent=agent, suite_root=suite.root, **(settings_extra or {}))
+    _require_judge(cases, settings)
     plans = _plan(suite, cases, options, layout)
     write_json(layout.run_file, _run_document(suite, options, layout, plans))
     pending = [p for p in plans if not (p.folder / "trial.json").is_file()]
     if on_plan:
         on_plan(len(plans), len(plans) - len(pending))
-    settings = TrialSettings(agent=agent, suite_root=suite.root, **(settings_extra or {}))
     _execute(pending, settings, options.parallel or os.cpu_count() or 1, on_trial)
     outcomes = [load_outcome(p.folder, p.key) for p in plans]
     lines = summarize(cases, plans, outcomes)
     write_json(layout.summary_file, summary_document(layout, lines))
     write_json(layout.root / "measures.json", measures_document(layout.run_id, outcomes))
     return RunResult(layout, lines, outcomes, len(pending))
+
+
+def _require_judge(cases: list[Case], settings: TrialSettings) -> None:
+    """A case that needs the judge fails before any trial when no judge is configured."""
+    if settings.judge is not None:
+        return
+    for case in cases:
+        for scenario in case.scenarios:
+            for invariant in scenario.invariants:
+                if invariant.check.type == "llm_as_judge":
+                    raise SuiteConfigError(
+                        f"{case.path}: scenario '{scenario.id}', invariant '{invariant.name}' "
+                        "needs a judge: add a [judge] table to sounding.toml (see docs/judge.md)"
+                    )
 
 
 def _layout(suite: Suite, options: RunOptions) -> tuple[RunLayout, RunOptions]:

@@ -6,10 +6,13 @@ import os
 import shutil
 from typing import Any
 
+from sounding.judge import JudgeClient, JudgeConfig, JudgeError, preflight
 from sounding.runner._agent import load_callable
 from sounding.runner._config import Suite
 from sounding.runner._run import RunOptions
 from sounding.runner._trial import Agent
+
+JUDGE_CACHE = ".sounding/judge-cache"
 
 
 class RunSetupError(RuntimeError):
@@ -18,7 +21,31 @@ class RunSetupError(RuntimeError):
 
 def prepare_run(suite: Suite, options: RunOptions) -> tuple[Agent, dict[str, Any]]:
     """The agent and the run-wide settings, checked before the first trial."""
-    return _agent(suite), {"service_settings": _service_settings(suite, options)}
+    return _agent(suite), {
+        "service_settings": _service_settings(suite, options),
+        "judge": make_judge(suite),
+    }
+
+
+def make_judge(suite: Suite, *, rejudge: bool = False) -> JudgeClient | None:
+    """The suite's judge (`[judge]` in sounding.toml), refused now if it cannot work later."""
+    try:
+        config = JudgeConfig.load(suite.config.judge, root=suite.root)
+        if config is None:
+            return None
+        if config.cache_dir is None:
+            config = config.model_copy(update={"cache_dir": suite.root / JUDGE_CACHE})
+        preflight(config, models_under_test=models_under_test(suite))
+        return JudgeClient(config, rejudge=rejudge)
+    except JudgeError as exc:
+        raise RunSetupError(f"{suite.root / 'sounding.toml'}: {exc}") from None
+
+
+def models_under_test(suite: Suite) -> set[str]:
+    """The agent's model and every cell's: a judge may be none of them."""
+    models = {cell.delta.model for cell in suite.cells}
+    models.add(suite.config.agent.model)
+    return {model for model in models if model}
 
 
 def _agent(suite: Suite) -> Agent:

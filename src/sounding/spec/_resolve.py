@@ -16,8 +16,16 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from sounding.checks import Registry
+from sounding.judge import GraderError, find_graders
 from sounding.spec._checks import CheckResolver
-from sounding.spec._errors import KeyPath, Locator, Problem, SpecError, render_key
+from sounding.spec._errors import (
+    KeyPath,
+    Locator,
+    Problem,
+    SpecError,
+    closest_match,
+    render_key,
+)
 from sounding.spec._guards import command_refusal, path_refusal
 from sounding.spec._messages import validation_problems
 from sounding.spec._models import (
@@ -129,6 +137,7 @@ class _CaseResolver:
         self._check_services()
         shared = _Shared.of(self._block(raw, ()))
         scenarios = [self._scenario(item, i, shared) for i, item in enumerate(raw.scenarios)]
+        self._check_graders(scenarios, path)
         if self.problems:
             raise SpecError(self.problems)
         return Case(
@@ -139,6 +148,36 @@ class _CaseResolver:
             services=[service.model_dump() for service in raw.services],
             validators=self.validators,
         )
+
+    def _check_graders(self, scenarios: list[Scenario], path: Path) -> None:
+        """A grader the suite does not hold is refused now, not discovered on a run."""
+        if self.suite_dir is None:
+            return
+        specs = [
+            (scenario.id, spec)
+            for scenario in scenarios
+            for spec in [i.check for i in scenario.invariants]
+            + [a.check for a in (*scenario.expect, *scenario.leads)]
+            if spec.type == "grader"
+        ]
+        if not specs:
+            return
+        try:
+            known = sorted(find_graders(self.suite_dir))
+        except GraderError as exc:
+            self.problems.append(Problem(str(path), None, "grader", str(exc)))
+            return
+        for scenario_id, spec in specs:
+            name = str(getattr(spec.params, "name", ""))
+            if name not in known:
+                message = (
+                    f"scenario '{scenario_id}' names grader '{name}', which "
+                    f"{self.suite_dir / 'checks'} does not hold: write it as a function there"
+                )
+                close = closest_match(name, known)
+                self.problems.append(
+                    Problem(str(path), spec.line, "grader.name", message, tuple(known), close)
+                )
 
     def _add(self, key: KeyPath, message: str, **hints: Any) -> None:
         self.problems.append(self.locator.problem(key, message, **hints))

@@ -121,7 +121,9 @@ class _Resolver:
 
     def resolve(self, item: Any) -> ValidatorSpec | None:
         if not isinstance(item, Mapping):
-            self.add(self.key, "must be a mapping, like `{mode: script, command: ..., metrics: [...]}`")
+            self.add(
+                self.key, "must be a mapping, like `{mode: script, command: x.py, metrics: [y]}`"
+            )
             return None
         try:
             raw = RawValidator.model_validate(item)
@@ -225,7 +227,7 @@ class _Resolver:
         elif self.suite_dir is not None and not (self.suite_dir / rubric).is_file():
             self.add(key, f"rubric '{rubric}' is not a file in {self.suite_dir}: fix the path")
 
-    def _check_pieces(self, pieces: list[str] | None) -> None:
+    def _check_pieces(self, pieces: list[Piece] | None) -> None:
         key = (*self.key, "pieces")
         if pieces is not None and not pieces:
             self.add(key, "is empty: name what the judge reads (prompt, response, diff)")
@@ -280,7 +282,9 @@ def _check_unique(
                     f"'{first.name}' {_at(first)}: two validators may not declare one metric; "
                     f"rename one (like '{metric}_{spec.mode}')"
                 )
-                problems.append(locator.problem(("validators", index, "metrics", position), message))
+                problems.append(
+                    locator.problem(("validators", index, "metrics", position), message)
+                )
             owner.setdefault(metric, spec)
 
 

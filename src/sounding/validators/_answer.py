@@ -64,7 +64,8 @@ def check_answer(value: Mapping[str, Any], declared: Sequence[str]) -> Answer | 
 def _shape(value: Mapping[str, Any]) -> str | None:
     unknown = sorted(set(value) - set(ANSWER_KEYS))
     if unknown:
-        return f"answered with unknown key {_names(unknown, 'key')} (allowed: metrics, reasons, unjudged)"
+        allowed = ", ".join(ANSWER_KEYS)
+        return f"answered with unknown {_names(unknown, 'key')} (allowed: {allowed})"
     if "metrics" not in value:
         return "answered without 'metrics': print {\"metrics\": {...}}"
     if not isinstance(value["metrics"], dict):

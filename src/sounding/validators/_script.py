@@ -29,9 +29,7 @@ def command_argv(spec: ValidatorSpec, suite_dir: Path) -> list[str]:
     suite = str(suite_dir.resolve())
     words = [word.replace(SUITE_PLACEHOLDER, suite) for word in spec.command]
     program = words[0]
-    if "/" in program:
-        words[0] = str((suite_dir / program).resolve())
-    elif (suite_dir / program).is_file():
+    if "/" in program or (suite_dir / program).is_file():
         words[0] = str((suite_dir / program).resolve())
     return words
 

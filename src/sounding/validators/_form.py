@@ -1,0 +1,379 @@
+"""Form mode: a person fills metrics on a blind, shuffled TOML form.
+
+`export_form` lists, for every scored trial, the form metrics nothing measured, with the
+prompt and the final response to read. Trials are shuffled and named by opaque tokens; the
+token → trial mapping stays in `RUN_DIR/form-key.json`, never in the form. `import_form`
+fills only those metrics, in trial.json and measures.json, and refuses — writing nothing —
+to overwrite a metric that was measured: the harness computes a verdict, a form does not
+work around it.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sounding.record import RunRecord
+from sounding.spec import SpecError, load_cases
+from sounding.spec._validators import MetricKind
+from sounding.store import read_json, write_json, write_text
+
+FORM_SCHEMA = "sounding.form/1"
+KEY_SCHEMA = "sounding.form-key/1"
+KEY_FILE = "form-key.json"
+FORM_FILE = "form.toml"
+FILLED_REASON = "filled by hand on a form"
+
+_HINTS: dict[str, tuple[str, str]] = {
+    "bool": ("true", "true or false"),
+    "number": ("0.0", "a number"),
+    "string": ('""', "text"),
+}
+
+
+class FormError(Exception):
+    """A form that cannot be exported or imported; says which file, trial and metric."""
+
+
+@dataclass(frozen=True)
+class FormResult:
+    """What an export wrote, or an import filled: a path, counts, what is left open."""
+
+    path: Path
+    trials: int
+    metrics: int
+    left: int = 0
+
+
+@dataclass
+class _Key:
+    """form-key.json: token → trial folder (relative to the run), and what forms filled."""
+
+    run_id: str
+    trials: dict[str, str] = field(default_factory=dict)
+    filled: dict[str, list[str]] = field(default_factory=dict)
+
+    def token(self, folder: str) -> str:
+        for token, known in self.trials.items():
+            if known == folder:
+                return token
+        token = secrets.token_hex(4)
+        while token in self.trials:
+            token = secrets.token_hex(4)
+        self.trials[token] = folder
+        return token
+
+    def document(self) -> dict[str, Any]:
+        return {
+            "schema": KEY_SCHEMA,
+            "run_id": self.run_id,
+            "trials": self.trials,
+            "filled": self.filled,
+        }
+
+
+def export_form(run_dir: Path, out: Path | None = None) -> FormResult:
+    """Write the blind form of `run_dir` (default `RUN_DIR/form.toml`)."""
+    kinds = _form_kinds(run_dir)
+    key = _load_key(run_dir, missing_ok=True)
+    entries: list[str] = []
+    metrics = 0
+    for folder, trial in _trials(run_dir):
+        wanted = {m: k for m, k in kinds.get(trial["case"], {}).items() if _open(trial, m)}
+        if wanted and trial.get("state") == "scored":
+            token = key.token(folder.relative_to(run_dir).as_posix())
+            entries.append(_entry(token, folder, wanted))
+            metrics += len(wanted)
+    random.SystemRandom().shuffle(entries)
+    path = out or run_dir / FORM_FILE
+    write_json(run_dir / KEY_FILE, key.document())
+    header = _header(key.run_id, _prompts_vary(run_dir, kinds))
+    write_text(path, "\n".join([header, *entries]))
+    return FormResult(path, len(entries), metrics)
+
+
+def import_form(run_dir: Path, form: Path) -> FormResult:
+    """Fill the form's metrics into the run; FormError (nothing written) on any refusal."""
+    kinds = _form_kinds(run_dir)
+    key = _load_key(run_dir, missing_ok=False)
+    data = _read_form(form, key.run_id)
+    measures = _measures(run_dir)
+    plan: list[tuple[str, Path, dict[str, Any], dict[str, str]]] = []
+    refusals: list[str] = []
+    for index, entry in enumerate(data.get("trial") or []):
+        found = _planned(index, entry, run_dir, key, kinds, measures, refusals)
+        if found is not None:
+            plan.append(found)
+    if refusals:
+        raise FormError(f"{form}: nothing was imported:\n" + "\n".join(refusals))
+    for token, folder, metrics, reasons in plan:
+        _fill(folder, metrics, reasons, measures)
+        key.filled[token] = sorted({*key.filled.get(token, []), *metrics})
+    if measures is not None:
+        write_json(run_dir / "measures.json", measures)
+    write_json(run_dir / KEY_FILE, key.document())
+    filled = sum(len(metrics) for _, _, metrics, _ in plan)
+    left = _left_open(run_dir, kinds)
+    return FormResult(form, sum(1 for p in plan if p[2]), filled, left)
+
+
+# ---- reading the run ----------------------------------------------------------------------
+
+
+def _form_kinds(run_dir: Path) -> dict[str, dict[str, MetricKind]]:
+    """Case name → its form metrics and their kinds, from the run's suite as it is today."""
+    run_file = run_dir / "run.json"
+    if not run_file.is_file():
+        raise FormError(f"{run_dir} is not a results folder (no run.json): name results/<run-id>")
+    suite = Path(read_json(run_file)["suite"])
+    files = sorted(p for p in (suite / "cases").glob("*") if p.suffix in (".yaml", ".yml", ".toml"))
+    try:
+        cases = load_cases(files, suite_dir=suite)
+    except SpecError as exc:
+        raise FormError(f"the suite's case files do not load:\n{exc}") from None
+    kinds = {
+        case.name: {m: v.kind(m) for v in case.validators if v.mode == "form" for m in v.metrics}
+        for case in cases
+    }
+    if not any(kinds.values()):
+        raise FormError(
+            f"no case of {suite} declares a `mode: form` validator: nothing is filled by hand"
+        )
+    return kinds
+
+
+def _trials(run_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
+    found = sorted(run_dir.glob("trials/*/*/*/*/trial.json"))
+    return [(path.parent, read_json(path)) for path in found]
+
+
+def _open(trial: Mapping[str, Any], metric: str) -> bool:
+    """Nothing measured this metric in this trial (and no form filled it)."""
+    return (trial.get("metrics") or {}).get(metric) is None
+
+
+def _record(folder: Path) -> RunRecord:
+    path = folder / "record.json"
+    return RunRecord.model_validate_json(path.read_bytes()) if path.is_file() else RunRecord()
+
+
+def _prompt(record: RunRecord) -> str:
+    return "\n\n".join(record.user_turns) or record.task or ""
+
+
+def _prompts_vary(run_dir: Path, kinds: Mapping[str, Mapping[str, MetricKind]]) -> bool:
+    """Whether one scenario's prompt differs between cells (it would tell the cells apart)."""
+    seen: dict[tuple[str, str], set[str]] = {}
+    for folder, trial in _trials(run_dir):
+        if kinds.get(trial["case"]):
+            place = (trial["case"], trial["scenario"])
+            seen.setdefault(place, set()).add(_prompt(_record(folder)))
+    return any(len(prompts) > 1 for prompts in seen.values())
+
+
+def _load_key(run_dir: Path, *, missing_ok: bool) -> _Key:
+    path = run_dir / KEY_FILE
+    if not path.is_file():
+        if missing_ok:
+            return _Key(read_json(run_dir / "run.json")["run_id"])
+        raise FormError(f"{path} does not exist: export a form first (sounding form export)")
+    document = read_json(path)
+    if document.get("schema") != KEY_SCHEMA:
+        raise FormError(f"{path} has schema {document.get('schema')!r}, expected '{KEY_SCHEMA}'")
+    return _Key(document["run_id"], dict(document["trials"]), dict(document.get("filled", {})))
+
+
+def _measures(run_dir: Path) -> dict[str, Any] | None:
+    path = run_dir / "measures.json"
+    return read_json(path) if path.is_file() else None
+
+
+def _left_open(run_dir: Path, kinds: Mapping[str, Mapping[str, MetricKind]]) -> int:
+    return sum(
+        1
+        for _, trial in _trials(run_dir)
+        if trial.get("state") == "scored"
+        for metric in kinds.get(trial["case"], {})
+        if _open(trial, metric)
+    )
+
+
+# ---- writing the form ----------------------------------------------------------------------
+
+
+def _header(run_id: str, prompts_vary: bool) -> str:
+    lines = [
+        "# sounding form: fill each metric below by hand.",
+        "# Uncomment a metric's line and give its value; a line left commented stays unfilled.",
+        "# Optionally say why under [trial.reasons]. Then:",
+        "#   sounding form import RUN_DIR THIS_FILE",
+        "# Trials are shuffled and named by opaque tokens: nothing here says which",
+        "# configuration ran. Do not edit the tokens.",
+    ]
+    if prompts_vary:
+        lines.append(
+            "# ! the prompt differs between configurations for some scenarios: reading it "
+            "may tell you which one ran."
+        )
+    lines += ["", f"schema = {_text(FORM_SCHEMA)}", f"run = {_text(run_id)}", ""]
+    return "\n".join(lines)
+
+
+def _entry(token: str, folder: Path, wanted: Mapping[str, MetricKind]) -> str:
+    record = _record(folder)
+    lines = [
+        "[[trial]]",
+        f"token = {_text(token)}",
+        f"prompt = {_text(_prompt(record))}",
+        f"response = {_text(record.final_answer or '')}",
+        "",
+        "[trial.metrics]",
+    ]
+    for metric, kind in wanted.items():
+        example, words = _HINTS[kind]
+        lines.append(f"# {metric} = {example}    # {words}")
+    lines += ["", "[trial.reasons]"]
+    lines += [f'# {metric} = "why"' for metric in wanted]
+    return "\n".join(lines) + "\n"
+
+
+def _text(value: str) -> str:
+    """A TOML string: basic on one line, multi-line basic when the text has lines."""
+    if "\n" not in value:
+        return '"' + _escaped(value, keep_newlines=False) + '"'
+    return '"""\n' + _escaped(value, keep_newlines=True) + '"""'
+
+
+def _escaped(value: str, *, keep_newlines: bool) -> str:
+    out = []
+    for char in value:
+        if char == "\n" and keep_newlines:
+            out.append(char)
+        elif char in '"\\':
+            out.append("\\" + char)
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+# ---- reading the filled form ---------------------------------------------------------------
+
+
+def _read_form(form: Path, run_id: str) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(form.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise FormError(f"cannot read {form}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise FormError(f"{form} is not valid TOML: {exc}") from None
+    if data.get("schema") != FORM_SCHEMA:
+        raise FormError(f"{form}: schema is {data.get('schema')!r}, expected '{FORM_SCHEMA}'")
+    if data.get("run") != run_id:
+        raise FormError(
+            f"{form} was exported from run {data.get('run')!r}, not from run '{run_id}': "
+            "import it into the run it came from"
+        )
+    if not isinstance(data.get("trial", []), list):
+        raise FormError(f"{form}: `trial` must be a list of [[trial]] tables")
+    return data
+
+
+def _planned(
+    index: int,
+    entry: Any,
+    run_dir: Path,
+    key: _Key,
+    kinds: Mapping[str, Mapping[str, MetricKind]],
+    measures: Mapping[str, Any] | None,
+    refusals: list[str],
+) -> tuple[str, Path, dict[str, Any], dict[str, str]] | None:
+    """One [[trial]] table checked against the run; its refusals are added to `refusals`."""
+    token = entry.get("token") if isinstance(entry, dict) else None
+    if not isinstance(token, str) or token not in key.trials:
+        refusals.append(f"trial[{index}]: token {token!r} is not a trial of this run's form")
+        return None
+    folder = run_dir / key.trials[token]
+    trial = read_json(folder / "trial.json")
+    allowed = kinds.get(trial["case"], {})
+    metrics, reasons = entry.get("metrics") or {}, entry.get("reasons") or {}
+    before = len(refusals)
+    for name, value in metrics.items():
+        refusal = _refusal(name, value, allowed, trial, measures, key.filled.get(token, []))
+        if refusal is not None:
+            refusals.append(f"trial {token}: {refusal}")
+    for name, reason in reasons.items():
+        if name not in metrics or not isinstance(reason, str):
+            refusals.append(f"trial {token}: reasons.{name} must be text for a metric filled here")
+    if len(refusals) > before:
+        return None
+    return token, folder, dict(metrics), {n: r for n, r in reasons.items() if r.strip()}
+
+
+def _refusal(
+    name: str,
+    value: Any,
+    allowed: Mapping[str, MetricKind],
+    trial: Mapping[str, Any],
+    measures: Mapping[str, Any] | None,
+    filled: list[str],
+) -> str | None:
+    if name not in allowed:
+        known = ", ".join(allowed) or "none"
+        return f"'{name}' is not a form metric of case '{trial['case']}' (form metrics: {known})"
+    kind = allowed[name]
+    if not _fits(value, kind):
+        return f"{name} = {value!r} is not {_HINTS[kind][1]}"
+    measured = _measured_value(name, trial, measures)
+    if measured is not None and name not in filled:
+        return (
+            f"metric '{name}' was measured ({measured!r}): a form fills only what nothing "
+            "measured, it never overwrites a measurement"
+        )
+    return None
+
+
+def _fits(value: Any, kind: MetricKind) -> bool:
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, str)
+
+
+def _measured_value(name: str, trial: Mapping[str, Any], measures: Mapping[str, Any] | None) -> Any:
+    value = (trial.get("metrics") or {}).get(name)
+    if value is not None:
+        return value
+    record = _measures_record(trial, measures)
+    return (record or {}).get("metrics", {}).get(name)
+
+
+def _measures_record(
+    trial: Mapping[str, Any], measures: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    place = ("cell", "case", "scenario", "trial")
+    for record in (measures or {}).get("trials", []):
+        if all(record.get(part) == trial.get(part) for part in place):
+            found: dict[str, Any] = record
+            return found
+    return None
+
+
+def _fill(folder: Path, metrics: dict[str, Any], reasons: dict[str, str], measures: Any) -> None:
+    path = folder / "trial.json"
+    trial = read_json(path)
+    trial.setdefault("metrics", {}).update(metrics)
+    said = {name: reasons.get(name, FILLED_REASON) for name in metrics}
+    trial.setdefault("metric_reasons", {}).update(said)
+    write_json(path, trial)
+    record = _measures_record(trial, measures)
+    if record is not None:
+        record.setdefault("metrics", {}).update(metrics)
+        record.setdefault("reasons", {}).update(said)

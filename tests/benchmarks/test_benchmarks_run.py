@@ -1,0 +1,112 @@
+"""Every benchmark script runs end to end at tiny sizes, so none can rot unnoticed.
+
+No timing is asserted anywhere: at these sizes the figures mean nothing, and a target
+missed is information, not a failure. What is asserted is that each script finishes,
+reports each of its targets, and that its own safeguards hold (the same verdicts as its
+floor; peak memory measured per child process, not inherited from the benchmark).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+RESULT_LINE = re.compile(r"^  (?P<label>\S.*?)\s{2,}(?P<value>.*)$", re.MULTILINE)
+OUTCOME = re.compile(r"  -> target (met|missed)$")
+
+TINY = {
+    "bench_score.py": ["--records", "40", "--repeat", "1"],
+    "bench_harness.py": ["--trials", "3", "--files", "3", "--sleep", "0.01", "--sleep-trials", "2"],
+    "bench_many.py": ["--scenarios", "20"],
+    "bench_rescore.py": ["--trials", "20"],
+}
+TARGETS = {
+    "bench_score.py": ["time ratio sounding / floor", "sounding peak memory 10 -> 40"],
+    "bench_harness.py": ["overhead per trial", "ratio --parallel 2 / --parallel 1"],
+    "bench_many.py": ["sounding run wall time", "sounding run peak memory"],
+    "bench_rescore.py": ["rescore_run (in-process)", "score peak memory 5 -> 20"],
+}
+AGREEMENT = {
+    "bench_score.py": "verdicts (both)",
+    "bench_many.py": "scenarios passed (both)",
+    "bench_rescore.py": "verdicts (both)",
+}
+
+Script = subprocess.CompletedProcess[str]
+
+
+def start_script(name: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(BENCHMARKS / name), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(process: subprocess.Popen[str]) -> Script:
+    try:
+        stdout, stderr = process.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        stdout, stderr = process.communicate()
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+@pytest.fixture(scope="module")
+def tiny_runs() -> dict[str, Script]:
+    """Each script run once at its tiny size, all at once; every test here reads those runs."""
+    started = {name: start_script(name, *args) for name, args in TINY.items()}
+    return {name: finish(process) for name, process in started.items()}
+
+
+def results(done: Script) -> dict[str, str]:
+    """`label -> value` of every figure and target line the script printed."""
+    return {m["label"]: m["value"] for m in RESULT_LINE.finditer(done.stdout)}
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_benchmark_finishes_and_reports_every_target(
+    tiny_runs: dict[str, Script], name: str
+) -> None:
+    done = tiny_runs[name]
+    assert done.returncode == 0, f"{name} failed:\n{done.stdout}\n{done.stderr}"
+    reported = [label for label, value in results(done).items() if OUTCOME.search(value)]
+    assert reported == TARGETS[name], done.stdout
+
+
+@pytest.mark.parametrize("name", sorted(AGREEMENT))
+def test_benchmark_agrees_with_its_floor(tiny_runs: dict[str, Script], name: str) -> None:
+    """The script printed its agreement line, so it compared its verdicts with the floor's
+    (it exits 1 without it when they differ)."""
+    done = tiny_runs[name]
+    assert AGREEMENT[name] in results(done), done.stdout + done.stderr
+
+
+def test_peak_memory_is_the_measured_program_s_own(tiny_runs: dict[str, Script]) -> None:
+    """The plain-json floor is measured from a benchmark that has imported sounding and
+    written records; had it inherited its parent's size, its peak would match sounding's."""
+    found = results(tiny_runs["bench_score.py"])
+    floor = float(found["floor peak memory"].split()[0])
+    ours = float(found["sounding peak memory 10 -> 40"].split()[3])
+    assert floor < 0.6 * ours, found
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("bench_score.py", ["--records", "0"]),
+        ("bench_harness.py", ["--sleep", "0"]),
+        ("bench_many.py", ["--scenarios", "0"]),
+        ("bench_rescore.py", ["--trials", "0"]),
+    ],
+)
+def test_a_size_that_cannot_run_is_refused(name: str, args: list[str]) -> None:
+    done = finish(start_script(name, *args))
+    assert done.returncode == 2
+    assert "error: --" in done.stderr, done.stderr
