@@ -1,4 +1,7 @@
-"""Shared fixtures: the real database servers, found or skipped with a reason.
+"""Shared fixtures: the real database servers, found or skipped with a reason, and a
+scripted LLM server on 127.0.0.1 speaking OpenAI chat completions and Anthropic messages
+(tests queue the answers, point the real `openai` / `anthropic` client at it, and read back
+every request it received).
 
 Set SOUNDING_REQUIRE_SERVICES=1 (CI does) to turn a missing server into a failure
 instead of a skip. Override the addresses with SOUNDING_TEST_POSTGRES / SOUNDING_TEST_MARIADB.
@@ -6,13 +9,20 @@ instead of a skip. Override the addresses with SOUNDING_TEST_POSTGRES / SOUNDING
 
 from __future__ import annotations
 
+import json
 import os
+import threading
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
-POSTGRES = os.environ.get("SOUNDING_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+POSTGRES = os.environ.get(
+    "SOUNDING_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
 MARIADB = os.environ.get("SOUNDING_TEST_MARIADB", "mysql+pymysql://root@127.0.0.1:3306/test")
 
 
@@ -41,3 +51,107 @@ def postgres_url() -> Iterator[str]:
 def mariadb_url() -> Iterator[str]:
     """A server URL (SQLAlchemy form) of a MariaDB / MySQL that answers."""
     yield _server(MARIADB, "MariaDB")
+
+
+@dataclass
+class Reply:
+    body: dict[str, Any]
+    status: int = 200
+    delay: float = 0.0
+
+
+@dataclass
+class Received:
+    path: str
+    body: dict[str, Any]
+
+
+@dataclass
+class ScriptedLLM:
+    """What the server will answer, in order, and what it was asked."""
+
+    url: str = ""
+    replies: list[Reply] = field(default_factory=list)
+    received: list[Received] = field(default_factory=list)
+    wake: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def hits(self) -> int:
+        return len(self.received)
+
+    def last(self) -> dict[str, Any]:
+        return self.received[-1].body
+
+    # ---- OpenAI chat completions ----------------------------------------------------------
+
+    def openai_call(self, arguments: str | dict[str, Any], name: str = "record_verdict") -> None:
+        raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        calls = [{"id": "c1", "type": "function", "function": {"name": name, "arguments": raw}}]
+        self.openai_message({"role": "assistant", "content": None, "tool_calls": calls})
+
+    def openai_text(self, text: str, delay: float = 0.0) -> None:
+        self.openai_message({"role": "assistant", "content": text}, delay)
+
+    def openai_message(self, message: dict[str, Any], delay: float = 0.0) -> None:
+        choice = {"index": 0, "finish_reason": "stop", "message": message}
+        body = {"id": "x", "object": "chat.completion", "created": 0, "model": "m"}
+        self.replies.append(Reply({**body, "choices": [choice]}, delay=delay))
+
+    # ---- Anthropic messages ---------------------------------------------------------------
+
+    def anthropic_blocks(self, *blocks: dict[str, Any]) -> None:
+        body = {"id": "m", "type": "message", "role": "assistant", "model": "m"}
+        usage = {"input_tokens": 1, "output_tokens": 1}
+        extra = {"stop_reason": "end_turn", "stop_sequence": None, "usage": usage}
+        self.replies.append(Reply({**body, **extra, "content": list(blocks)}))
+
+    def anthropic_call(self, arguments: dict[str, Any], name: str = "record_verdict") -> None:
+        self.anthropic_blocks({"type": "tool_use", "id": "t1", "name": name, "input": arguments})
+
+    def anthropic_text(self, text: str) -> None:
+        self.anthropic_blocks({"type": "text", "text": text})
+
+    def error(self, status: int, message: str) -> None:
+        self.replies.append(Reply({"error": {"message": message, "type": "x"}}, status=status))
+
+
+def _handler(script: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            size = int(self.headers.get("content-length", "0"))
+            script.received.append(Received(self.path, json.loads(self.rfile.read(size))))
+            reply = script.replies.pop(0) if script.replies else Reply({"error": "unscripted"}, 500)
+            if reply.delay:
+                script.wake.wait(reply.delay)
+            data = json.dumps(reply.body).encode()
+            self.send_response(reply.status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that gave up (a timeout test) breaks the pipe; that is expected
+
+
+@pytest.fixture
+def llm_server() -> Iterator[ScriptedLLM]:
+    script = ScriptedLLM()
+    server = _Server(("127.0.0.1", 0), _handler(script))
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    script.url = f"http://127.0.0.1:{server.server_address[1]}"
+    yield script
+    script.wake.set()
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)

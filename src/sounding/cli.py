@@ -296,5 +296,41 @@ def compare(baseline_dir: Path, candidate_dir: Path, as_json: bool) -> None:
     raise SystemExit(compare_command(baseline_dir, candidate_dir, as_json))
 
 
+@main.group()
+def form() -> None:
+    """Metrics a person fills by hand (`mode: form` validators), on a blind, shuffled form."""
+
+
+@form.command("export")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=_OUT, help="Where to write the form (default: RUN_DIR/form.toml).")
+def form_export(run_dir: Path, out: Path | None) -> None:
+    """Write the form of RUN_DIR: per trial, the form metrics nothing measured."""
+    from sounding.validators import FormError, export_form
+
+    try:
+        done = export_form(run_dir, out)
+    except FormError as exc:
+        _usage_error(str(exc))
+    left = "nothing left to fill" if not done.trials else f"{done.metrics} metrics to fill"
+    _console().print(f"wrote {escape(str(done.path))}: {done.trials} trials, {left}")
+
+
+@form.command("import")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def form_import(run_dir: Path, file: Path) -> None:
+    """Fill RUN_DIR's trials from a filled FILE; refuses (exit 2) to overwrite a measurement."""
+    from sounding.validators import FormError, import_form
+
+    try:
+        done = import_form(run_dir, file)
+    except FormError as exc:
+        _usage_error(str(exc))
+    _console().print(
+        f"filled {done.metrics} metrics in {done.trials} trials; {done.left} still unfilled"
+    )
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -20,6 +20,7 @@ from sounding.runner._workspace import Origin, changes, prepare
 from sounding.scoring import TrialScore
 from sounding.spec import Case, Scenario
 from sounding.store import TRIAL_SCHEMA, TrialKey, write_json, write_text
+from sounding.validators import FinishedTrial, Validation, run_validators
 
 
 @dataclass(frozen=True)
@@ -103,14 +104,44 @@ def _run(plan: TrialPlan, settings: TrialSettings, started: float) -> TrialOutco
         if outcome_error:
             return TrialOutcome(plan.key, "error", None, outcome_error, _ms(started), attempts)
         evidence = _evidence(plan, record, run, services)
-        score = measure_trial(
-            plan.scenario, evidence, suite_dir=settings.suite_root, judge=settings.judge
-        )
+        validation = _validate(plan, settings, evidence)
+        score = None
+        if validation.valid:  # an invalid trial is an error: its checks are not run
+            score = measure_trial(
+                plan.scenario,
+                validation.applied(evidence),
+                suite_dir=settings.suite_root,
+                judge=settings.judge,
+            )
     finally:
         if services is not None:
             services.stop()
     usage = record.usage.model_dump(exclude_none=True) | {"turns": record.turns}
-    return TrialOutcome(plan.key, "scored", score, score.reason, _ms(started), attempts, usage)
+    found = dict(validation.metrics), dict(validation.reasons)
+    if score is None:
+        reason = validation.reason
+        return TrialOutcome(plan.key, "error", None, reason, _ms(started), attempts, usage, *found)
+    return TrialOutcome(
+        plan.key, "scored", score, score.reason, _ms(started), attempts, usage, *found
+    )
+
+
+def _validate(plan: TrialPlan, settings: TrialSettings, evidence: Evidence) -> Validation:
+    """The case's validators, between collect and measure (docs/validators.md)."""
+    trial = FinishedTrial(
+        folder=plan.folder,
+        case=plan.case,
+        scenario=plan.scenario,
+        cell=plan.key.cell,
+        trial=plan.key.trial,
+        prompt="\n\n".join(plan.cell.turns(plan.scenario.user)),
+        evidence=evidence,
+        suite_dir=settings.suite_root,
+        reference=plan.origin.tree,
+        reference_ref=plan.scenario.workspace.ref,
+        given=tuple(sorted(plan.origin.given)),
+    )
+    return run_validators(trial, judge=settings.judge)
 
 
 def _attempts(

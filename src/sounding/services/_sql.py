@@ -23,7 +23,7 @@ from pathlib import Path, PurePath
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from sounding.services._base import (
@@ -92,7 +92,7 @@ def sql_problems(spec: SqlSpec, suite_dir: Path | None) -> list[str]:
 def _seed_problem(path: str, suite_dir: Path | None) -> str | None:
     if PurePath(path).is_absolute():
         return f"seed '{path}' is absolute; give a path relative to the suite folder"
-    if os.path.normpath(path).startswith(".."):
+    if PurePath(os.path.normpath(path)).parts[:1] == ("..",):
         return f"seed '{path}' escapes the suite folder; keep seed files inside it"
     if suite_dir is None:
         return None
@@ -166,21 +166,23 @@ class SqlService(RunningService):
         """The URL an agent's own driver takes (`postgresql://...`, `sqlite:////abs/path`)."""
         return render(self.url, plain=True)
 
-    def seed(self, scripts: list[tuple[str, list[Statement]]]) -> None:
-        for path, statements in scripts:
-            try:
-                run_script(self._engine, statements)
-            except ScriptError as exc:
-                raise ServiceError(
-                    f"sql service '{self.name}': seed '{path}' line {exc.statement.line} was "
-                    f"refused by {self.kind}: {exc.message}; fix the statement (seed SQL must "
-                    "suit every engine the case may run on)",
-                    service=self.name,
-                ) from None
+    def prepare(self, scripts: list[tuple[str, list[Statement]]]) -> None:
+        """Run the seed scripts, then fingerprint the tables: `changed_tables` starts here."""
+        with self._engine.connect() as connection:
+            for path, statements in scripts:
+                self._seed(connection, path, statements)
+            self._before = fingerprint(connection)
 
-    def snapshot(self) -> None:
-        """Fingerprint the tables as seeded: `changed_tables` is measured against this."""
-        self._before = fingerprint(self._engine)
+    def _seed(self, connection: Connection, path: str, statements: list[Statement]) -> None:
+        try:
+            run_script(connection, statements)
+        except ScriptError as exc:
+            raise ServiceError(
+                f"sql service '{self.name}': seed '{path}' line {exc.statement.line} was "
+                f"refused by {self.kind}: {exc.message}; fix the statement (seed SQL must "
+                "suit every engine the case may run on)",
+                service=self.name,
+            ) from None
 
     def env(self) -> dict[str, str]:
         prefix = env_prefix(self.name)
@@ -211,7 +213,8 @@ class SqlService(RunningService):
 
     def _measure_changes(self) -> None:
         try:
-            self._changes = table_changes(self._before, fingerprint(self._engine))
+            with self._engine.connect() as connection:
+                self._changes = table_changes(self._before, fingerprint(connection))
             self._print_error = ""
         except SQLAlchemyError as exc:
             self._changes = None
@@ -278,8 +281,7 @@ def start_sql(spec: SqlSpec, context: StartContext) -> SqlService:
         url = driver_url(server, _create(server, spec.name))
     service = SqlService(spec, url, server, context.settings.keep)
     try:
-        service.seed(scripts)
-        service.snapshot()
+        service.prepare(scripts)
     except BaseException:
         service.keep = False
         with contextlib.suppress(ServiceError):

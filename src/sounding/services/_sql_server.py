@@ -164,9 +164,9 @@ def _admin(server: URL) -> URL:
     return url.set(database=_ADMIN_DATABASE[engine_kind(url)])
 
 
-def run_script(engine: Engine, statements: list[Statement]) -> None:
+def run_script(connection: Connection, statements: list[Statement]) -> None:
     """Run statements in one transaction; raises ScriptError naming the failing statement."""
-    with engine.begin() as connection:
+    with connection.begin():
         runner = connection.execution_options(**_NO_PARAMETERS)
         for statement in statements:
             try:
@@ -190,13 +190,13 @@ def database_message(exc: BaseException) -> str:
     return text[0] if text else type(original).__name__
 
 
-def fingerprint(engine: Engine) -> dict[str, str]:
+def fingerprint(connection: Connection) -> dict[str, str]:
     """Each table's row count and an order-free hash of its rows: `{table: "count:hash"}`."""
-    with engine.connect() as connection:
+    try:
         tables = sa.inspect(connection).get_table_names()
-        prints = {table: _table_print(connection, table) for table in tables}
+        return {table: _table_print(connection, table) for table in tables}
+    finally:
         connection.rollback()
-    return prints
 
 
 def _table_print(connection: Connection, table: str) -> str:

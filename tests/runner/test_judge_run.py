@@ -1,0 +1,121 @@
+"""A run with the LLM judge: configured in sounding.toml, refused early, skipped when moot."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+CASE = """
+scoring: {pass_threshold: 0.8}
+scenarios:
+  - id: polite
+    user: write a polite note
+    invariants:
+      tone:
+        description: the note is polite
+        check: {type: llm_as_judge, criteria: Is the note polite?}
+"""
+
+
+def _judge_config(url: str, **extra: str) -> str:
+    lines = ["[judge]", 'provider = "openai"', f'base_url = "{url}/v1"', 'model = "judge-1"']
+    lines += [f"{key} = {value}" for key, value in extra.items()]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def _run(suite: Any, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sounding.cli", "run", str(suite.root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, **env},
+    )
+
+
+def test_the_judge_scores_a_trial_through_a_forced_tool_call(suite: Any, llm_server: Any) -> None:
+    suite.agent(
+        "import sys; sys.stdin.read(); print('Dear team, thank you kindly.')",
+        extra_config=_judge_config(llm_server.url),
+    )
+    suite.write("cases/note.yaml", CASE)
+    llm_server.openai_call({"score": 0.9, "passed": True, "reason": "courteous"})
+    done = _run(suite, {"OPENAI_API_KEY": "local"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    request = llm_server.last()
+    assert request["model"] == "judge-1" and request["temperature"] == 0
+    assert request["tool_choice"]["function"]["name"]
+    assert "Dear team, thank you kindly." in json.dumps(request["messages"])
+    assert "default" not in json.dumps(request["messages"])  # no cell name reaches the judge
+    (trial,) = suite.trials(suite.runs()[0])
+    (tone,) = trial["score"]["checks"]
+    assert tone["result"]["score"] == 0.9
+    assert tone["result"]["details"]["provenance"]["model"] == "judge-1"
+    # re-scoring reads the cached verdict: the judge is not asked again
+    rescored = subprocess.run(
+        [sys.executable, "-m", "sounding.cli", "score", str(suite.runs()[0])],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "OPENAI_API_KEY": "local"},
+    )
+    assert rescored.returncode == 0, rescored.stdout + rescored.stderr
+    assert "0 verdicts changed" in rescored.stdout
+    assert llm_server.hits == 1
+
+
+def test_a_missing_key_is_refused_before_any_trial(suite: Any, llm_server: Any) -> None:
+    suite.agent("print('x')", extra_config=_judge_config(llm_server.url))
+    suite.write("cases/note.yaml", CASE)
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    done = subprocess.run(
+        [sys.executable, "-m", "sounding.cli", "run", str(suite.root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 2
+    assert "OPENAI_API_KEY" in done.stderr
+    assert not (suite.root / "results").exists()
+    assert llm_server.hits == 0
+
+
+def test_a_judge_equal_to_the_model_under_test_is_refused(suite: Any, llm_server: Any) -> None:
+    suite.agent("print('x')", extra_config=_judge_config(llm_server.url))
+    toml = (
+        (suite.root / "sounding.toml")
+        .read_text()
+        .replace("[agent]\n", '[agent]\nmodel = "judge-1"\n')
+    )
+    (suite.root / "sounding.toml").write_text(toml)
+    suite.write("cases/note.yaml", CASE)
+    done = _run(suite, {"OPENAI_API_KEY": "local"})
+    assert done.returncode == 2 and "also a model under test" in done.stderr
+
+
+def test_a_case_needing_a_judge_without_one_is_refused(suite: Any) -> None:
+    suite.agent("print('x')")
+    suite.write("cases/note.yaml", CASE)
+    done = _run(suite, {})
+    assert done.returncode == 2
+    assert "needs a judge: add a [judge] table" in done.stderr
+
+
+def test_the_judge_is_skipped_when_a_gate_already_failed(suite: Any, llm_server: Any) -> None:
+    suite.agent(
+        "import sys; sys.stdin.read(); print('rude')", extra_config=_judge_config(llm_server.url)
+    )
+    suite.write("cases/note.yaml", CASE + "    expect: [{final_answer_contains: Dear}]\n")
+    done = _run(suite, {"OPENAI_API_KEY": "local"})
+    assert done.returncode == 1
+    assert llm_server.hits == 0, "no tokens are spent on a verdict that cannot change"
+    (trial,) = suite.trials(suite.runs()[0])
+    tone = next(c for c in trial["score"]["checks"] if c["name"] == "tone")
+    assert tone["result"]["status"] == "skipped"
