@@ -24,7 +24,7 @@ def evaluate(run: Run) -> dict[str, Any]:
     return {
         # A reason belongs to a failure: an empty one is dropped.
         "delivered": Metric(bool(work & SCOPE), "" if work & SCOPE else "counter.py unchanged"),
-        "in_scope": Metric(not outside, f"also touched {', '.join(sorted(outside))}"),
+        "in_scope": Metric(not outside, f"also touched {', '.join(sorted(outside))}" if outside else ""),
         # Passed uncalled: the decorator calls it, so a CannotJudge (no test_command, a
         # failing prepare step) makes only `tests` unjudged, not the whole answer.
         "tests": run.tests,

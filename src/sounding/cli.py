@@ -163,20 +163,7 @@ def score_document(case: Case, scenario: Scenario, result: TrialScore) -> dict[s
         "composite": result.composite,
         "threshold": result.threshold,
         "reason": result.reason,
-        "checks": [
-            {
-                "name": m.name,
-                "kind": m.kind.value,
-                "type": m.type,
-                "status": m.result.status.value,
-                "score": m.result.score,
-                "reason": m.result.reason,
-                "weight": m.weight,
-                "gate": m.gate,
-                "details": m.result.details,
-            }
-            for m in result.checks
-        ],
+        "checks": [{**m.summary(), "details": m.result.details} for m in result.checks],
     }
 
 

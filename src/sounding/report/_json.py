@@ -66,15 +66,5 @@ def _trial(results: Results, trial: StoredTrial) -> dict[str, Any]:
         "attempts": trial.attempts,
         "usage": trial.usage,
         "folder": results.folder(trial).relative_to(results.root).as_posix(),
-        "checks": [
-            {
-                "name": m.name,
-                "kind": m.kind.value,
-                "type": m.type,
-                "status": m.result.status.value,
-                "score": m.result.score,
-                "reason": m.result.reason,
-            }
-            for m in (score.checks if score else [])
-        ],
+        "checks": [m.summary() for m in (score.checks if score else [])],
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -42,6 +43,19 @@ class Measured(BaseModel):
     def blocking(self) -> bool:
         """Whether failing this item fails the trial whatever the others say."""
         return self.kind in (Kind.EXPECT, Kind.FORBIDDEN) or self.gate
+
+    def summary(self) -> dict[str, Any]:
+        """The item as reports show it (without the check's details)."""
+        return {
+            "name": self.name,
+            "kind": self.kind.value,
+            "type": self.type,
+            "status": self.result.status.value,
+            "score": self.result.score,
+            "reason": self.result.reason,
+            "weight": self.weight,
+            "gate": self.gate,
+        }
 
     def describe(self) -> str:
         label = f"invariant {self.name}" if self.kind is Kind.INVARIANT else self.name
