@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from _bench import (
+    BenchError,
     figure,
     flat,
     grew,
@@ -263,7 +264,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.drive:
         print(json.dumps(DRIVERS[args.drive](args.inputs, args.records)))
         return 0
-    return benchmark(args.records, args.repeat, args.keep)
+    try:
+        return benchmark(args.records, args.repeat, args.keep)
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ in it and drop it. The ratio says what sounding adds on top.
 
 Targets (medians): SQLite and HTTP mock under 20 ms; PostgreSQL and MariaDB under 300 ms.
 Server URLs default to SOUNDING_TEST_POSTGRES / SOUNDING_TEST_MARIADB, as in the tests;
-a server that does not answer is reported as skipped.
+a server that does not answer is reported as skipped. A missed target is printed, not an
+exit code: the script exits 0 whenever it could measure.
 """
 
 from __future__ import annotations
@@ -185,7 +186,8 @@ def main() -> int:
                 continue
             job = trial_job(root, sql, {"db": url})
             met.append(measure(label, job, server_floor(url), args.trials, 300))
-    return 0 if all(met) else 1
+    print(f"\n{sum(met)} of {len(met)} targets met")
+    return 0
 
 
 if __name__ == "__main__":

@@ -96,6 +96,22 @@ def test_a_chunked_body_is_read_whole(mock: ServiceSet) -> None:
     assert recorded(mock)[0]["json"] == {"a": 1}
 
 
+def test_a_client_that_expects_100_continue_gets_it(mock: ServiceSet) -> None:
+    port = int(url(mock).rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        connection.sendall(
+            b"POST /v1/charges HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+            b"Expect: 100-continue\r\n\r\n"
+        )
+        assert connection.recv(64).startswith(b"HTTP/1.1 100 Continue")
+        connection.sendall(b"{}")
+        answer = b""
+        while chunk := connection.recv(4096):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 201 ")
+    assert recorded(mock)[0]["json"] == {}
+
+
 def test_head_answers_without_a_body(mock: ServiceSet) -> None:
     answer = httpx.head(f"{url(mock)}/health")
     assert answer.status_code == 200 and answer.content == b""

@@ -281,3 +281,18 @@ def test_mariadb_backslash_escapes_do_not_end_a_statement(mariadb_url: str, suit
         assert rows[0][0][0] == "it's; fine"
     finally:
         services.stop()
+
+
+def test_a_database_that_vanished_during_the_run_is_reported(
+    postgres_url: str, suite: Path
+) -> None:
+    services = start(suite, {"db": postgres_url})
+    name = make_url(services.env["SOUNDING_DB_SQLALCHEMY_URL"]).database
+    drop = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    with drop.connect() as connection:
+        connection.exec_driver_sql(f"DROP DATABASE {name} WITH (FORCE)")
+    drop.dispose()
+    details = services.evidence()["db"].details
+    services.stop()
+    assert details["changed_tables"] is None
+    assert details["fingerprint_error"].startswith(f"cannot read the tables of {name}: ")

@@ -103,7 +103,9 @@ class Bench:
             env=env,
         )
 
-    def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return self.sounding("run", str(self.root), *args, env=env)
 
     def only_run(self) -> Path:

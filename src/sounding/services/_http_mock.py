@@ -98,7 +98,10 @@ class _Server(ThreadingHTTPServer):
 
 
 class _Handler(BaseHTTPRequestHandler):
+    """HTTP/1.1 (so `Expect: 100-continue` is answered), one request per connection."""
+
     server: _Server
+    protocol_version = "HTTP/1.1"
 
     def _answer(self) -> None:
         body = self._read_body()
@@ -107,7 +110,8 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.server.mock.spec.reply_for(self.command, path)
         data, headers = reply.encoded()
         self.send_response(reply.status)
-        for name, value in {**headers, "Content-Length": str(len(data))}.items():
+        sizes = {"Content-Length": str(len(data)), "Connection": "close"}
+        for name, value in {**headers, **sizes}.items():
             self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":

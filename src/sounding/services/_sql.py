@@ -155,6 +155,7 @@ class SqlService(RunningService):
         self._changes: dict[str, str] | None = None
         self._print_error = ""
         self._gone = ""
+        self._measured = False
         self._stopped = False
 
     @property
@@ -168,10 +169,17 @@ class SqlService(RunningService):
 
     def prepare(self, scripts: list[tuple[str, list[Statement]]]) -> None:
         """Run the seed scripts, then fingerprint the tables: `changed_tables` starts here."""
-        with self._engine.connect() as connection:
-            for path, statements in scripts:
-                self._seed(connection, path, statements)
-            self._before = fingerprint(connection)
+        try:
+            with self._engine.connect() as connection:
+                for path, statements in scripts:
+                    self._seed(connection, path, statements)
+                self._before = fingerprint(connection)
+        except SQLAlchemyError as exc:
+            raise ServiceError(
+                f"sql service '{self.name}': cannot prepare {self.database} on {self.kind}: "
+                f"{database_message(exc)}; check that the server accepts the URL's user",
+                service=self.name,
+            ) from None
 
     def _seed(self, connection: Connection, path: str, statements: list[Statement]) -> None:
         try:
@@ -212,19 +220,21 @@ class SqlService(RunningService):
         return details
 
     def _measure_changes(self) -> None:
+        self._measured = True
         try:
             with self._engine.connect() as connection:
                 self._changes = table_changes(self._before, fingerprint(connection))
             self._print_error = ""
         except SQLAlchemyError as exc:
             self._changes = None
-            self._print_error = f"cannot read the tables of {self.database}: " + database_message(
-                exc
-            )
+            reason = database_message(exc)
+            self._print_error = f"cannot read the tables of {self.database}: {reason}"
 
     def stored(self, trial_dir: Path) -> dict[str, Any]:
-        evidence = self.evidence()
-        details = dict(evidence.details)
+        """What the checks were given (the last measure), made to outlive the trial."""
+        if not self._measured:
+            self._measure_changes()
+        details = self._details()
         if self.server is None:
             details["file"] = _keep_file(Path(self.database), trial_dir, self.name)
             return {"type": "sql", "url": None, "details": details}
@@ -237,7 +247,8 @@ class SqlService(RunningService):
         if self._stopped:
             return
         self._stopped = True
-        self._measure_changes()
+        if not self._measured:
+            self._measure_changes()
         self._engine.dispose()
         if self.server is not None and not self.keep:
             self._gone = _DROPPED

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from sounding.checks import Registry
 from sounding.judge import GraderError, find_graders
+from sounding.services import validate_service_specs
 from sounding.spec._checks import CheckResolver
 from sounding.spec._errors import (
     KeyPath,
@@ -202,6 +203,11 @@ class _CaseResolver:
     def _check_services(self) -> None:
         seen: dict[str, int] = {}
         for index, service in enumerate(self.raw.services):
+            declared = [service.model_dump()]
+            for problem in validate_service_specs(declared, suite_dir=self.suite_dir):
+                self._add(
+                    ("services", index), problem.replace("(services[0])", f"(services[{index}])")
+                )
             if service.name in seen:
                 first = self._first(("services", seen[service.name], "name"))
                 message = f"service name '{service.name}' is used twice ({first}): rename one"

@@ -81,10 +81,12 @@ def export_form(run_dir: Path, out: Path | None = None) -> FormResult:
     """Write the blind form of `run_dir` (default `RUN_DIR/form.toml`)."""
     kinds = _form_kinds(run_dir)
     key = _load_key(run_dir, missing_ok=True)
+    measures = _measures(run_dir)
     entries: list[str] = []
     metrics = 0
     for folder, trial in _trials(run_dir):
-        wanted = {m: k for m, k in kinds.get(trial["case"], {}).items() if _open(trial, m)}
+        form = kinds.get(trial["case"], {})
+        wanted = {m: k for m, k in form.items() if _open(trial, m, measures)}
         if wanted and trial.get("state") == "scored":
             token = key.token(folder.relative_to(run_dir).as_posix())
             entries.append(_entry(token, folder, wanted))
@@ -118,7 +120,7 @@ def import_form(run_dir: Path, form: Path) -> FormResult:
         write_json(run_dir / "measures.json", measures)
     write_json(run_dir / KEY_FILE, key.document())
     filled = sum(len(metrics) for _, _, metrics, _ in plan)
-    left = _left_open(run_dir, kinds)
+    left = _left_open(run_dir, kinds, measures)
     return FormResult(form, sum(1 for p in plan if p[2]), filled, left)
 
 
@@ -152,9 +154,9 @@ def _trials(run_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
     return [(path.parent, read_json(path)) for path in found]
 
 
-def _open(trial: Mapping[str, Any], metric: str) -> bool:
+def _open(trial: Mapping[str, Any], metric: str, measures: Mapping[str, Any] | None) -> bool:
     """Nothing measured this metric in this trial (and no form filled it)."""
-    return (trial.get("metrics") or {}).get(metric) is None
+    return _measured_value(metric, trial, measures) is None
 
 
 def _record(folder: Path) -> RunRecord:
@@ -193,13 +195,13 @@ def _measures(run_dir: Path) -> dict[str, Any] | None:
     return read_json(path) if path.is_file() else None
 
 
-def _left_open(run_dir: Path, kinds: Mapping[str, Mapping[str, MetricKind]]) -> int:
+def _left_open(run_dir: Path, kinds: Mapping[str, Mapping[str, MetricKind]], measures: Any) -> int:
     return sum(
         1
         for _, trial in _trials(run_dir)
         if trial.get("state") == "scored"
         for metric in kinds.get(trial["case"], {})
-        if _open(trial, metric)
+        if _open(trial, metric, measures)
     )
 
 

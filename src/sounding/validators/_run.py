@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from sounding.record import RunRecord, ToolCall
 from sounding.validators._context import CONTEXT_SCHEMA, ContextDocument
 
-_SKILL = re.compile(r"(?<![\w/])/skill:([A-Za-z0-9][A-Za-z0-9_.-]*)")
+_SKILL = re.compile(r"(?<![\w/])/skill:([A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)")
 _TAIL = 2000
 
 
