@@ -4,7 +4,8 @@
 `sounding run` calls it with one argument, the path of the trial's context.json, from the
 trial's validation/ folder. Replay it by hand the same way, months later:
 
-    examples/validators/scope.py results/<run>/trials/default/counter/fix-the-counter/1/validation/context.json
+    examples/validators/scope.py \
+        results/<run>/trials/default/counter/fix-the-counter/1/validation/context.json
 """
 
 from __future__ import annotations
@@ -21,10 +22,13 @@ def evaluate(run: Run) -> dict[str, Any]:
     # By-products (the __pycache__ the tests leave) are not the agent's work: subtract them.
     work = run.touched - run.artefacts
     outside = work - SCOPE
+    delivered = bool(work & SCOPE)
+    # A reason belongs to a failure: attached to a pass it would read "also touched " on
+    # every trial that stayed in scope. An empty reason is dropped.
+    strays = f"also touched {', '.join(sorted(outside))}" if outside else ""
     return {
-        # A reason belongs to a failure: an empty one is dropped.
-        "delivered": Metric(bool(work & SCOPE), "" if work & SCOPE else "counter.py unchanged"),
-        "in_scope": Metric(not outside, f"also touched {', '.join(sorted(outside))}" if outside else ""),
+        "delivered": Metric(delivered, "" if delivered else "counter.py unchanged"),
+        "in_scope": Metric(not outside, strays),
         # Passed uncalled: the decorator calls it, so a CannotJudge (no test_command, a
         # failing prepare step) makes only `tests` unjudged, not the whole answer.
         "tests": run.tests,

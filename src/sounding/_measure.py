@@ -101,4 +101,6 @@ def _as_measured(
     name, kind, spec, invariant = planned
     weight = invariant.weight if invariant else 1.0
     gate = invariant.gate if invariant else False
-    return Measured(name=name, kind=kind, type=spec.type, result=result, weight=weight, gate=gate)
+    return Measured.model_construct(
+        name=name, kind=kind, type=spec.type, result=result, weight=weight, gate=gate
+    )

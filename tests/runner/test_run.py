@@ -269,3 +269,33 @@ def test_a_python_callable_agent(suite: Any) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     changes = json.loads((suite.runs()[0] / "trials/default/call/c/1/changes.json").read_text())
     assert changes["touched"] == ["seen.txt"]
+
+
+def test_a_callable_that_overruns_is_an_error_and_does_not_hold_the_run(suite: Any) -> None:
+    suite.write(
+        "slow_agent.py",
+        """
+        import time
+
+        def answer(prompt, context):
+            if "slow" in prompt:
+                time.sleep(120)
+            return "quick " + prompt
+        """,
+    )
+    suite.write("sounding.toml", '[agent]\ncallable = "slow_agent:answer"\n')
+    suite.write(
+        "cases/c.yaml",
+        """
+        scenarios:
+          - {id: slow, user: be slow, timeout: 1s}
+          - {id: quick, user: be quick, trials: 3, expect: [{final_answer_contains: quick}]}
+        """,
+    )
+    started = time.monotonic()
+    done = suite.run("--parallel", "1")
+    assert time.monotonic() - started < 60
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "PASS  c/quick  3/3" in done.stdout
+    slow = next(line for line in done.stdout.splitlines() if "c/slow" in line)
+    assert slow.startswith("ERROR") and "timed out" in slow

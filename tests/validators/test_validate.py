@@ -102,3 +102,15 @@ def test_the_metrics_reach_the_checks_through_the_evidence() -> None:
         "reasons": {"tests": "no suite"},
         "unjudged": {"tests": "no suite", "reads_well": "not filled yet"},
     }
+
+
+def test_a_stored_trial_gives_its_metrics_back_for_re_scoring() -> None:
+    stored = {
+        "metrics": {"in_scope": False, "tests": None},
+        "metric_reasons": {"in_scope": "also touched a.py", "tests": "no suite declared"},
+    }
+    found = Validation.from_trial(stored)
+    assert dict(found.metrics) == {"in_scope": False, "tests": None}
+    assert dict(found.unjudged) == {"tests": "no suite declared"}
+    assert found.reasons["in_scope"] == "also touched a.py" and found.valid
+    assert Validation.from_trial({}) == Validation()

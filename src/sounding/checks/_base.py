@@ -42,11 +42,20 @@ class CheckResult(BaseModel):
 
     @classmethod
     def passed(cls, reason: str = "", score: float = 1.0, **details: Any) -> CheckResult:
-        return cls(status=Status.PASSED, score=score, reason=reason, details=details)
+        return cls._made(Status.PASSED, score, reason, details)
 
     @classmethod
     def failed(cls, reason: str, score: float = 0.0, **details: Any) -> CheckResult:
-        return cls(status=Status.FAILED, score=score, reason=reason, details=details)
+        return cls._made(Status.FAILED, score, reason, details)
+
+    @classmethod
+    def _made(
+        cls, status: Status, score: float, reason: str, details: dict[str, Any]
+    ) -> CheckResult:
+        """Validated only where a value could be wrong: a score given by the check."""
+        if score in (0.0, 1.0) and isinstance(reason, str):
+            return cls.model_construct(status=status, score=score, reason=reason, details=details)
+        return cls(status=status, score=score, reason=reason, details=details)
 
     @classmethod
     def verdict(cls, ok: bool, reason: str, **details: Any) -> CheckResult:
@@ -55,11 +64,11 @@ class CheckResult(BaseModel):
 
     @classmethod
     def error(cls, reason: str, **details: Any) -> CheckResult:
-        return cls(status=Status.ERROR, reason=reason, details=details)
+        return cls._made(Status.ERROR, 0.0, reason, details)
 
     @classmethod
     def unjudged(cls, reason: str, **details: Any) -> CheckResult:
-        return cls(status=Status.UNJUDGED, reason=reason, details=details)
+        return cls._made(Status.UNJUDGED, 0.0, reason, details)
 
     @classmethod
     def skipped(cls, reason: str) -> CheckResult:

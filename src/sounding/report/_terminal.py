@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from sounding.runner._run import ScenarioLine
 from sounding.runner._trial import TrialOutcome
@@ -67,8 +68,12 @@ def scenario_line(line: ScenarioLine) -> str:
 def print_summary(
     console: Console, lines: list[ScenarioLine], artifacts: Path, seconds: float
 ) -> None:
-    for line in lines:
-        console.print(scenario_line(line), highlight=False, soft_wrap=True)
+    if console.is_terminal:
+        for line in lines:
+            console.print(scenario_line(line), highlight=False, soft_wrap=True)
+    else:  # a pipe or a file: the same words without styles, written at once
+        plain = (Text.from_markup(scenario_line(line)).plain for line in lines)
+        console.file.write("".join(text + "\n" for text in plain))
     totals = {v: 0 for v in STYLES}
     for line in lines:
         totals[line.result.verdict.value] += 1

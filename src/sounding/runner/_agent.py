@@ -10,6 +10,7 @@ import contextlib
 import importlib
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
@@ -174,10 +175,7 @@ def run_callable(function: Any, given: TurnInput) -> AgentRun:
         context = AgentContext(given.workspace, given.trace_path, index, history, given.env)
         remaining = given.timeout - (time.monotonic() - started)
         box: dict[str, Any] = {}
-        worker = threading.Thread(target=_call, args=(function, prompt, context, box), daemon=True)
-        worker.start()
-        worker.join(max(remaining, 0.001))
-        if worker.is_alive():
+        if not _in_worker(function, prompt, context, box, max(remaining, 0.001)):
             run.timed_out = True
             break
         if "error" in box:
@@ -189,6 +187,47 @@ def run_callable(function: Any, given: TurnInput) -> AgentRun:
         run.exit_code = 0
     run.duration_ms = (time.monotonic() - started) * 1000
     return run
+
+
+class _Worker:
+    """A daemon thread that runs callable agents one after another (a hung one never blocks
+    the process from exiting)."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Any, tuple[Any, ...], threading.Event]] = (
+            queue.SimpleQueue()
+        )
+        threading.Thread(target=self._loop, name="sounding-agent", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            function, args, done = self._jobs.get()
+            function(*args)
+            done.set()
+
+    def call(self, function: Any, args: tuple[Any, ...], timeout: float) -> bool:
+        done = threading.Event()
+        self._jobs.put((function, args, done))
+        return done.wait(timeout)
+
+
+_workers = threading.local()
+
+
+def _in_worker(
+    function: Any, prompt: str, context: AgentContext, box: dict[str, Any], timeout: float
+) -> bool:
+    """Call in this thread's own worker, reused from trial to trial; False when it overran.
+
+    An overrunning call keeps its worker; the next trial of this thread gets a new one.
+    """
+    worker: _Worker | None = getattr(_workers, "worker", None)
+    if worker is None:
+        worker = _workers.worker = _Worker()
+    if worker.call(_call, (function, prompt, context, box), timeout):
+        return True
+    _workers.worker = None
+    return False
 
 
 def _call(function: Any, prompt: str, context: AgentContext, box: dict[str, Any]) -> None:

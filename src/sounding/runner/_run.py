@@ -125,8 +125,8 @@ def run_suite(
     pending = [p for p in plans if not (p.folder / "trial.json").is_file()]
     if on_plan:
         on_plan(len(plans), len(plans) - len(pending))
-    _execute(pending, settings, options.parallel or os.cpu_count() or 1, on_trial)
-    outcomes = [load_outcome(p.folder, p.key) for p in plans]
+    ran = _execute(pending, settings, options.parallel or os.cpu_count() or 1, on_trial)
+    outcomes = [ran.get(p.key) or load_outcome(p.folder, p.key) for p in plans]
     lines = summarize(cases, plans, outcomes)
     write_json(layout.summary_file, summary_document(layout, lines))
     write_json(layout.root / "measures.json", measures_document(layout.run_id, outcomes))
@@ -208,24 +208,29 @@ def _select(cases: list[Case], scenario_ids: list[str]) -> list[tuple[Case, Scen
 
 def _execute(
     plans: list[TrialPlan], settings: TrialSettings, parallel: int, on_trial: Progress | None
-) -> None:
+) -> dict[TrialKey, TrialOutcome]:
+    """Run the trials; every outcome is also on disk (trial.json) when this returns."""
     for plan in plans:
         if plan.folder.exists():
             shutil.rmtree(plan.folder)  # an unfinished trial of a killed run starts over
         plan.folder.mkdir(parents=True)
+    done: dict[TrialKey, TrialOutcome] = {}
     if parallel <= 1:
         for plan in plans:
-            _report(run_trial(plan, settings), on_trial)
-        return
+            done[plan.key] = _report(run_trial(plan, settings), on_trial)
+        return done
     with ThreadPoolExecutor(max_workers=parallel) as pool:
-        futures = [pool.submit(run_trial, plan, settings) for plan in plans]
+        futures = {pool.submit(run_trial, plan, settings) for plan in plans}
         for future in as_completed(futures):
-            _report(future.result(), on_trial)
+            outcome = _report(future.result(), on_trial)
+            done[outcome.key] = outcome
+    return done
 
 
-def _report(outcome: TrialOutcome, on_trial: Progress | None) -> None:
+def _report(outcome: TrialOutcome, on_trial: Progress | None) -> TrialOutcome:
     if on_trial is not None:
         on_trial(outcome)
+    return outcome
 
 
 def load_outcome(folder: Path, key: TrialKey) -> TrialOutcome:

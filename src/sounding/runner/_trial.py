@@ -59,6 +59,7 @@ class TrialSettings:
     suite_root: Path
     judge: Judge | None = None
     service_settings: Any = None
+    base_env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
 @dataclass
@@ -167,7 +168,7 @@ def _turn_input(
 ) -> TurnInput:
     trace = plan.folder / "trace.jsonl"
     env = {
-        **_base_env(),
+        **settings.base_env,
         **settings.agent.env,
         **plan.scenario.env,
         **plan.cell.env(),
@@ -186,10 +187,6 @@ def _turn_input(
         env=env,
         timeout=plan.scenario.timeout,
     )
-
-
-def _base_env() -> dict[str, str]:
-    return dict(os.environ)
 
 
 def _agent_error(run: AgentRun) -> str | None:

@@ -5,15 +5,18 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import hashlib
+import os
 import shutil
 import subprocess
 import threading
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from sounding.spec import Workspace
 
 _FULL_COMMIT = 40
+_KEEP_IN_MEMORY = 64 << 20  # bytes of start state kept in memory, per run
 _clone_lock = threading.Lock()
 
 
@@ -22,13 +25,29 @@ class WorkspaceError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class FileState:
+    """One file of the start state: enough to tell, after the trial, whether it changed."""
+
+    source: Path
+    size: int
+    data: bytes | None  # the content, for small start states; else compared by digest
+    digest: str | None
+    link: str | None
+
+
+@dataclass(frozen=True)
 class Origin:
-    """What a trial's workspace starts as: a pristine tree plus the given files on top."""
+    """What a trial's workspace starts as: a pristine tree plus the given files on top.
+
+    The start state is read once per run (`files`), so that each trial only reads its own
+    workspace to find what the agent touched.
+    """
 
     tree: Path | None
     given: dict[str, Path]
     artefacts: tuple[str, ...]
     is_git: bool = False
+    files: Mapping[str, FileState] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -48,10 +67,27 @@ def resolve_origin(spec: Workspace, suite_root: Path, cache_dir: Path) -> Origin
             raise WorkspaceError(
                 f"workspace.fixture '{spec.fixture}' is not a folder of {suite_root}"
             )
-        return Origin(tree, given, artefacts)
+        return Origin(tree, given, artefacts, files=start_state(tree, given))
     if spec.repo:
-        return Origin(_clone(spec.repo, spec.ref, suite_root, cache_dir), given, artefacts, True)
-    return Origin(None, given, artefacts)
+        tree = _clone(spec.repo, spec.ref, suite_root, cache_dir)
+        return Origin(tree, given, artefacts, True, start_state(tree, given))
+    return Origin(None, given, artefacts, files=start_state(None, given))
+
+
+def start_state(tree: Path | None, given: Mapping[str, Path]) -> dict[str, FileState]:
+    """Every file a workspace starts with; contents kept in memory while they are small."""
+    sources = {name: path for name, path in _files(tree).items()}
+    sources.update(given)
+    keep = sum(p.lstat().st_size for p in sources.values()) <= _KEEP_IN_MEMORY
+    return {name: _state(path, keep) for name, path in sources.items()}
+
+
+def _state(path: Path, keep: bool) -> FileState:
+    if path.is_symlink():
+        return FileState(path, 0, None, None, str(path.readlink()))
+    data = path.read_bytes()
+    digest = None if keep else hashlib.sha256(data).hexdigest()
+    return FileState(path, len(data), data if keep else None, digest, None)
 
 
 def _inside(root: Path, relative: str, key: str) -> Path:
@@ -99,11 +135,11 @@ def prepare(origin: Origin, dest: Path) -> None:
     if origin.tree is None:
         dest.mkdir(parents=True)
     else:
-        shutil.copytree(origin.tree, dest, symlinks=True)
+        shutil.copytree(origin.tree, dest, symlinks=True, copy_function=shutil.copyfile)
     for relative, source in origin.given.items():
         target = dest / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
+        shutil.copyfile(source, target)
     if origin.is_git and origin.given:
         _git(["add", "--", *origin.given], dest, "workspace")
         _git(
@@ -123,37 +159,52 @@ def prepare(origin: Origin, dest: Path) -> None:
 
 
 def _files(root: Path | None) -> dict[str, Path]:
+    """Files (and links) below `root`, by relative POSIX path; `.git` is not the agent's work."""
+    found: dict[str, Path] = {}
     if root is None or not root.exists():
-        return {}
-    found = {}
-    for path in root.rglob("*"):
-        relative = path.relative_to(root)
-        if relative.parts and relative.parts[0] == ".git":
-            continue
-        if path.is_file() or path.is_symlink():
-            found[relative.as_posix()] = path
+        return found
+    pending = [(root, "")]
+    while pending:
+        folder, prefix = pending.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                name = prefix + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    if name != ".git":
+                        pending.append((Path(entry.path), name + "/"))
+                else:
+                    found[name] = Path(entry.path)
     return found
 
 
 def changes(origin: Origin, workspace: Path) -> Changes:
     """Files the agent touched against the start, the by-products among them, and the diff."""
-    before = _files(origin.tree)
-    before.update(origin.given)
+    before = origin.files
     after = _files(workspace)
     touched = sorted(
-        name
-        for name in before.keys() | after.keys()
-        if name not in before or name not in after or not _same(before[name], after[name])
+        [name for name in before if name not in after]
+        + [name for name, path in after.items() if _changed(before.get(name), path)]
     )
     artefacts = [name for name in touched if _is_artefact(name, origin.artefacts)]
-    diff = "".join(_diff(name, before.get(name), after.get(name)) for name in touched)
+    diff = "".join(_diff(name, _source(before.get(name)), after.get(name)) for name in touched)
     return Changes(touched, artefacts, diff)
 
 
-def _same(a: Path, b: Path) -> bool:
-    if a.is_symlink() or b.is_symlink():
-        return a.is_symlink() and b.is_symlink() and a.readlink() == b.readlink()
-    return a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes()
+def _changed(state: FileState | None, path: Path) -> bool:
+    if state is None:
+        return True
+    if path.is_symlink() or state.link is not None:
+        return not path.is_symlink() or str(path.readlink()) != state.link
+    if path.stat().st_size != state.size:
+        return True
+    data = path.read_bytes()
+    if state.data is not None:
+        return data != state.data
+    return hashlib.sha256(data).hexdigest() != state.digest
+
+
+def _source(state: FileState | None) -> Path | None:
+    return state.source if state is not None else None
 
 
 def _is_artefact(name: str, patterns: tuple[str, ...]) -> bool:

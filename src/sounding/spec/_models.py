@@ -7,6 +7,7 @@ user input.
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ class CheckSpec(_Frozen):
     role: CheckRole = CheckRole.CHECK
     line: int | None = None
 
-    @property
+    @cached_property
     def check_type(self) -> CheckType[Any]:
         return registry.get(self.type, self.role)
 

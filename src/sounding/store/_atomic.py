@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
 TMP_PREFIX = ".tmp-"
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
 def write_text(path: Path, text: str) -> None:
@@ -17,7 +18,9 @@ def write_text(path: Path, text: str) -> None:
 
 
 def write_bytes(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
+    # one writer per (process, thread) at a time: the name cannot clash, no random name needed
+    tmp = f"{path.parent}/{TMP_PREFIX}{path.name}.{os.getpid()}.{threading.get_ident()}"
+    fd = os.open(tmp, _FLAGS, 0o644)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -28,7 +31,8 @@ def write_bytes(path: Path, data: bytes) -> None:
 
 
 def write_json(path: Path, value: Any) -> None:
-    write_text(path, json.dumps(value, indent=1, ensure_ascii=False, default=str) + "\n")
+    """Compact JSON (the fast encoder), newline-terminated."""
+    write_text(path, json.dumps(value, ensure_ascii=False, default=str) + "\n")
 
 
 def read_json(path: Path) -> Any:

@@ -48,6 +48,21 @@ class Validation:
         """Why the trial is invalid, in one line (empty when it is valid)."""
         return "invalid: " + "; ".join(self.problems) if self.problems else ""
 
+    @classmethod
+    def from_trial(cls, document: Mapping[str, Any]) -> Validation:
+        """The metrics a stored trial.json kept, for re-scoring without running anything.
+
+        A metric stored as None was unjudged; its reason is its stored reason.
+        """
+        metrics: Mapping[str, Any] = document.get("metrics") or {}
+        reasons: Mapping[str, str] = document.get("metric_reasons") or {}
+        unjudged = {
+            name: reasons.get(name, "not judged when the trial ran")
+            for name, value in metrics.items()
+            if value is None
+        }
+        return cls(dict(metrics), dict(reasons), unjudged)
+
     def applied(self, evidence: Evidence) -> Evidence:
         """The evidence with these metrics added, where the `metric` check reads them."""
         found = {

@@ -1,0 +1,166 @@
+"""`validators:` of a case, checked at load: modes, metrics, commands and rubrics."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from sounding.spec import Case, SpecError, ValidatorSpec, load_case
+
+SCENARIOS = "scenarios:\n  - {id: s, user: go}\n"
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    (tmp_path / "checks").mkdir()
+    scope = tmp_path / "checks/scope.py"
+    scope.write_text("#!/usr/bin/env python3\n")
+    scope.chmod(0o755)
+    (tmp_path / "checks/plain.py").write_text("print()\n")
+    (tmp_path / "rubric.md").write_text("Is it usable?")
+    return tmp_path
+
+
+def load(suite: Path, validators: str) -> Case:
+    path = suite / "cases" / "c.yaml"
+    path.parent.mkdir(exist_ok=True)
+    body = textwrap.indent(textwrap.dedent(validators).strip("\n"), "  ")
+    path.write_text(f"validators:\n{body}\n{SCENARIOS}")
+    return load_case(path, suite_dir=suite)
+
+
+def refused(suite: Path, validators: str) -> list[str]:
+    with pytest.raises(SpecError) as caught:
+        load(suite, validators)
+    prefix = f"{suite / 'cases' / 'c.yaml'}:"
+    return [str(problem).removeprefix(prefix) for problem in caught.value.problems]
+
+
+def test_each_mode_resolves_with_its_defaults(suite: Path) -> None:
+    case = load(
+        suite,
+        """
+        - {mode: script, command: checks/scope.py --strict, metrics: [in_scope, delivered]}
+        - {mode: judge, rubric: rubric.md, pieces: [response, diff], metrics: [usable, score],
+           types: {score: number}, model: judge-2}
+        - {mode: form, metrics: [reads_well]}
+        """,
+    )
+    script, judge, form = case.validators
+    assert script == ValidatorSpec(
+        name="scope",
+        mode="script",
+        metrics=["in_scope", "delivered"],
+        command=["checks/scope.py", "--strict"],
+        timeout=60.0,
+        line=2,
+    )
+    assert (judge.name, judge.pieces, judge.model) == ("judge", ["response", "diff"], "judge-2")
+    assert (judge.kind("score"), judge.kind("usable")) == ("number", "bool")
+    assert (form.name, form.metrics) == ("form", ["reads_well"])
+
+
+def test_a_timeout_is_a_duration(suite: Path) -> None:
+    (spec,) = load(
+        suite, "- {mode: script, command: [checks/scope.py], metrics: [x], timeout: 2m}"
+    ).validators
+    assert spec.timeout == 120.0 and spec.command == ["checks/scope.py"]
+
+
+def test_two_validators_may_not_declare_one_metric(suite: Path) -> None:
+    problems = refused(
+        suite,
+        """
+        - {mode: script, command: checks/scope.py, metrics: [in_scope, overflow]}
+        - {mode: judge, name: critic, rubric: rubric.md, pieces: [response], metrics: [overflow]}
+        """,
+    )
+    assert problems == [
+        "3: validators[1].metrics[0]: metric 'overflow' is declared by validator 'critic' and "
+        "by validator 'scope' at line 2: two validators may not declare one metric; rename one "
+        "(like 'overflow_judge')"
+    ]
+
+
+def test_a_key_of_another_mode_and_a_missing_one_are_named(suite: Path) -> None:
+    problems = refused(suite, "- {mode: judge, command: checks/scope.py, metrics: [x]}")
+    assert problems == [
+        "2: validators[0].command: `command` is for mode script; a judge validator takes mode, "
+        "name, metrics, rubric, pieces, model, types",
+        "2: validators[0]: a judge validator needs `rubric`, like `rubric: rubrics/note.md` (a "
+        "file of the suite folder)",
+        "2: validators[0]: a judge validator needs `pieces`, like `pieces: [prompt, response, "
+        "diff]`",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("validator", "problem"),
+    [
+        ("{mode: shell, metrics: [x]}", "should be 'script', 'judge' or 'form' (got str 'shell')"),
+        ("{mode: form, metrics: []}", "metrics: is empty: declare the metrics"),
+        ("{mode: form, metrics: [in-scope]}", "metric 'in-scope' must start with a letter"),
+        ("{mode: form, metrics: [passed]}", "metric 'passed' is a name every trial already has"),
+        ("{mode: form, metrics: [a, a]}", "metric 'a' is declared twice by this validator"),
+        ("{mode: form, metrics: [a], types: {b: bool}}", "gives a type to 'b', which `metrics`"),
+        ("{mode: form, metrics: [a], types: {a: text}}", "should be 'bool', 'number' or 'string'"),
+        ("{mode: form, name: 'my form', metrics: [a]}", "'my form' may use only letters"),
+        ("{mode: script, command: 'checks/scope.py | tee x', metrics: [a]}", "shell syntax '|'"),
+        ("{mode: script, command: ../scope.py, metrics: [a]}", "climbs out of the suite folder"),
+        ("{mode: script, command: /bin/scope, metrics: [a]}", "is absolute"),
+        (
+            "{mode: script, command: checks/nope.py, metrics: [a]}",
+            "'checks/nope.py' does not exist",
+        ),
+        (
+            "{mode: script, command: checks/plain.py, metrics: [a]}",
+            "'checks/plain.py' is not executable: run 'chmod +x checks/plain.py'",
+        ),
+        (
+            "{mode: judge, rubric: nope.md, pieces: [diff], metrics: [a]}",
+            "rubric 'nope.md' is not a file",
+        ),
+        ("{mode: judge, rubric: rubric.md, pieces: [], metrics: [a]}", "pieces: is empty"),
+        (
+            "{mode: judge, rubric: rubric.md, pieces: [diff, diff], metrics: [a]}",
+            "pieces[1]: 'diff' is listed twice",
+        ),
+        (
+            "{mode: judge, rubric: rubric.md, pieces: [transcript], metrics: [a]}",
+            "should be 'prompt', 'response' or 'diff' (got str 'transcript')",
+        ),
+    ],
+)
+def test_a_validator_that_cannot_run_is_refused_at_load(
+    suite: Path, validator: str, problem: str
+) -> None:
+    (found,) = refused(suite, f"- {validator}")
+    assert problem in found
+
+
+def test_two_validators_of_one_name_are_refused(suite: Path) -> None:
+    problems = refused(
+        suite,
+        """
+        - {mode: script, command: checks/scope.py, metrics: [a]}
+        - {mode: script, command: [checks/scope.py, --other], metrics: [b]}
+        """,
+    )
+    assert problems == [
+        "3: validators[1]: validator name 'scope' is also the name of the validator at line 2: "
+        "give each a distinct `name:`"
+    ]
+
+
+def test_a_program_on_path_is_found_when_it_runs(suite: Path) -> None:
+    (spec,) = load(suite, "- {mode: script, command: my-validator --fast, metrics: [a]}").validators
+    assert spec.command == ["my-validator", "--fast"] and spec.name == "my-validator"
+
+
+def test_validators_belong_to_the_case_not_to_a_scenario(suite: Path) -> None:
+    path = suite / "c.yaml"
+    path.write_text("scenarios:\n  - id: s\n    user: go\n    validators: []\n")
+    with pytest.raises(SpecError, match="unknown key 'validators'"):
+        load_case(path, suite_dir=suite)
