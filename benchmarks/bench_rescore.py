@@ -51,16 +51,13 @@ def drive(run_dir: Path) -> dict[str, Any]:
     from sounding.spec import load_cases
 
     started = time.perf_counter()
-    _changes, scores = rescore_run(run_dir)
+    found = rescore_run(run_dir)
     seconds = time.perf_counter() - started
     suite = Path(json.loads((run_dir / "run.json").read_text())["suite"])
     started = time.perf_counter()
     load_cases(suite / "cases", suite_dir=suite)
     loading = time.perf_counter() - started
-    verdicts: dict[str, int] = {}
-    for score in scores:
-        verdicts[score.verdict.value] = verdicts.get(score.verdict.value, 0) + 1
-    return {"seconds": seconds, "load_cases": loading, "verdicts": verdicts}
+    return {"seconds": seconds, "load_cases": loading, "verdicts": dict(found.verdicts)}
 
 
 def stored_run(suite: Path, trials_each: int = 1) -> Path:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import os
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +18,8 @@ from sounding.runner._config import SuiteConfigError, load_suite
 from sounding.runner._run import ExitCode
 from sounding.runner._setup import RunSetupError, make_judge
 from sounding.scoring import Measured, TrialScore
-from sounding.spec import Case, Scenario, SpecError, load_cases
-from sounding.store import read_json
+from sounding.spec import Scenario, SpecError, load_cases
+from sounding.store import RunLayout, TrialKey, read_json
 
 RESCORE_SCHEMA = "sounding.rescore/1"
 
@@ -42,78 +44,84 @@ class Change:
 
 def stored_evidence(folder: Path, scenario: Scenario, key: dict[str, Any]) -> Evidence:
     """The evidence a trial left in its folder, as the checks saw it when it ran."""
+    present = set(os.listdir(folder))  # one look at the folder, not a stat per file
+
+    def text(name: str) -> str | None:
+        return (folder / name).read_text(encoding="utf-8") if name in present else None
+
     record = RunRecord.model_validate_json((folder / "record.json").read_bytes())
-    changes = read_json(folder / "changes.json") if (folder / "changes.json").is_file() else None
-    workspace = folder / "workspace"
+    changes = read_json(folder / "changes.json") if "changes.json" in present else None
     return Evidence(
         record=record,
-        workspace=workspace if workspace.is_dir() else None,
+        workspace=folder / "workspace" if "workspace" in present else None,
         touched=frozenset(changes["touched"]) if changes else None,
         artefacts=frozenset(changes["artefacts"]) if changes else frozenset(),
-        diff=_text(folder / "diff.patch"),
-        stdout=_text(folder / "stdout.txt") or "",
-        stderr=_text(folder / "stderr.txt") or "",
-        services=_services(folder),
+        diff=text("diff.patch"),
+        stdout=text("stdout.txt") or "",
+        stderr=text("stderr.txt") or "",
+        services=_services(folder) if "services" in present else {},
         scenario_id=scenario.id,
         trial=int(key["trial"]),
         cell=str(key["cell"]),
-        extra={"trace_path": str(folder / "trace.jsonl")}
-        if (folder / "trace.jsonl").is_file()
-        else {},
+        extra={"trace_path": str(folder / "trace.jsonl")} if "trace.jsonl" in present else {},
     )
 
 
-def _text(path: Path) -> str | None:
-    return path.read_text(encoding="utf-8") if path.is_file() else None
-
-
 def _services(folder: Path) -> dict[str, ServiceEvidence]:
-    if not (folder / "services").is_dir():
-        return {}
     from sounding.services import load_service_evidence
 
     return dict(load_service_evidence(folder))
 
 
-def rescore_run(
-    run_dir: Path, *, judge: Judge | None = None
-) -> tuple[list[Change], list[TrialScore]]:
-    """Measure every finished trial of a run again; return what changed and the new scores.
+@dataclass
+class Rescored:
+    """What re-scoring found: the verdicts that changed, and how many of each there are now."""
+
+    changes: list[Change] = field(default_factory=list)
+    verdicts: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def trials(self) -> int:
+        return sum(self.verdicts.values())
+
+
+def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
+    """Measure every finished trial of a run again, one at a time (memory stays flat).
 
     Judge verdicts come from the judge's cache when the request is unchanged, so re-scoring
     never pays twice for the same verdict (unless the judge was made with `rejudge`).
     """
     run = read_json(run_dir / "run.json")
     suite = Path(run["suite"])
-    cases = {case.name: case for case in load_cases(_case_paths(suite), suite_dir=suite)}
-    changes, scores = [], []
-    for trial_file in sorted(run_dir.glob("trials/*/*/*/*/trial.json")):
-        stored = read_json(trial_file)
-        if stored["state"] != "scored":
+    scenarios = {
+        (case.name, scenario.id): scenario
+        for case in load_cases(_case_paths(suite), suite_dir=suite)
+        for scenario in case.scenarios
+    }
+    found = Rescored()
+    layout = RunLayout(run_dir)
+    for key in run["trials"]:
+        trial_file = layout.trial_dir(TrialKey(**key)) / "trial.json"
+        try:
+            stored = read_json(trial_file)
+        except FileNotFoundError:  # planned, never finished: nothing to re-score
             continue
-        scenario = _scenario(cases, stored)
-        if scenario is None:
+        scenario = scenarios.get((stored["case"], stored["scenario"]))
+        if stored["state"] != "scored" or scenario is None:
             continue
         evidence = stored_evidence(trial_file.parent, scenario, stored)
         now = measure_trial(scenario, evidence, suite_dir=suite, judge=judge)
-        scores.append(now)
+        found.verdicts[now.verdict.value] += 1
         if now.verdict.value != stored["verdict"]:
             before = TrialScore.model_validate(stored["score"])
-            changes.append(
+            found.changes.append(
                 Change(_label(stored), stored["verdict"], now.verdict.value, _flipped(before, now))
             )
-    return changes, scores
+    return found
 
 
 def _case_paths(suite: Path) -> list[Path]:
     return sorted(p for p in (suite / "cases").glob("*") if p.suffix in (".yaml", ".yml", ".toml"))
-
-
-def _scenario(cases: dict[str, Case], stored: dict[str, Any]) -> Scenario | None:
-    case = cases.get(stored["case"])
-    if case is None:
-        return None
-    return next((s for s in case.scenarios if s.id == stored["scenario"]), None)
 
 
 def _label(stored: dict[str, Any]) -> str:
@@ -143,22 +151,23 @@ def rescore_command(run_dir: Path, *, as_json: bool, rejudge: bool = False) -> i
         return ExitCode.USAGE
     try:
         judge = _judge(Path(read_json(run_dir / "run.json")["suite"]), rejudge)
-        changes, scores = rescore_run(run_dir, judge=judge)
+        found = rescore_run(run_dir, judge=judge)
     except (SpecError, SuiteConfigError, RunSetupError) as exc:
         click.echo(f"error: {exc}", err=True)
         return ExitCode.USAGE
     if as_json:
         document = {
             "schema": RESCORE_SCHEMA,
-            "trials": len(scores),
-            "changed": [c.as_dict() for c in changes],
+            "trials": found.trials,
+            "verdicts": dict(found.verdicts),
+            "changed": [c.as_dict() for c in found.changes],
         }
         click.echo(json.dumps(document, indent=1))
     else:
-        for change in changes:
+        for change in found.changes:
             click.echo(f"{change.label}: {change.before} → {change.after}  ({change.check})")
-        click.echo(f"re-scored {len(scores)} trials: {len(changes)} verdicts changed")
-    verdicts = {s.verdict.value for s in scores}
+        click.echo(f"re-scored {found.trials} trials: {len(found.changes)} verdicts changed")
+    verdicts = set(found.verdicts)
     if "error" in verdicts:
         return ExitCode.ERROR
     return ExitCode.FAIL if "fail" in verdicts else ExitCode.PASS

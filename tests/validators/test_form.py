@@ -198,6 +198,18 @@ def test_a_form_off_the_run_is_refused(run_dir: Path, entry: dict[str, Any], ref
     assert refusal in str(refused.value)
 
 
+def test_metrics_that_are_not_a_table_are_refused(run_dir: Path) -> None:
+    export(run_dir)
+    form = run_dir / "f.toml"
+    token = tokens(run_dir, "greet")[0]
+    form.write_text(
+        f'schema = "sounding.form/1"\nrun = "{run_dir.name}"\n'
+        f'[[trial]]\ntoken = "{token}"\nmetrics = 3\n'
+    )
+    with pytest.raises(FormError, match="`metrics` and `reasons` must be tables"):
+        import_form(run_dir, form)
+
+
 def test_a_form_of_another_run_is_refused(run_dir: Path) -> None:
     export(run_dir)
     with pytest.raises(FormError, match="was exported from run '20000101-000000'"):

@@ -305,6 +305,9 @@ def _planned(
     trial = read_json(folder / "trial.json")
     allowed = kinds.get(trial["case"], {})
     metrics, reasons = entry.get("metrics") or {}, entry.get("reasons") or {}
+    if not isinstance(metrics, dict) or not isinstance(reasons, dict):
+        refusals.append(f"trial {token}: `metrics` and `reasons` must be tables ([trial.metrics])")
+        return None
     before = len(refusals)
     for name, value in metrics.items():
         refusal = _refusal(name, value, allowed, trial, measures, key.filled.get(token, []))
