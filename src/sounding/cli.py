@@ -225,6 +225,7 @@ def run(
                 agent=agent,
                 settings_extra=extra,
                 on_trial=progress.finished,
+                on_note=lambda note: _console(stderr=True).print(f"[yellow]![/] {escape(note)}"),
                 on_plan=progress.planned,
             )
     except (SuiteConfigError, SpecError, RunSetupError, WorkspaceError) as exc:

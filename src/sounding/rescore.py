@@ -20,6 +20,7 @@ from sounding.runner._setup import RunSetupError, make_judge
 from sounding.scoring import Measured, TrialScore
 from sounding.spec import Scenario, SpecError, load_cases
 from sounding.store import RunLayout, TrialKey, read_json
+from sounding.validators import Validation
 
 RESCORE_SCHEMA = "sounding.rescore/1"
 
@@ -109,7 +110,9 @@ def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
         scenario = scenarios.get((stored["case"], stored["scenario"]))
         if stored["state"] != "scored" or scenario is None:
             continue
-        evidence = stored_evidence(trial_file.parent, scenario, stored)
+        evidence = Validation.from_trial(stored).applied(
+            stored_evidence(trial_file.parent, scenario, stored)
+        )
         now = measure_trial(scenario, evidence, suite_dir=suite, judge=judge)
         found.verdicts[now.verdict.value] += 1
         if now.verdict.value != stored["verdict"]:

@@ -28,6 +28,7 @@ from sounding.store import (
     sweep_tmp,
     write_json,
 )
+from sounding.validators import blinding_notes
 
 
 @dataclass(frozen=True)
@@ -114,12 +115,16 @@ def run_suite(
     settings_extra: dict[str, Any] | None = None,
     on_trial: Progress | None = None,
     on_plan: Callable[[int, int], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Plan, execute and aggregate a run. Finished trials of a resumed run never run again."""
     layout, options = _layout(suite, options)
     cases = load_cases(suite.case_files(options.cases), suite_dir=suite.root)
     settings = TrialSettings(agent=agent, suite_root=suite.root, **(settings_extra or {}))
     _require_judge(cases, settings)
+    if on_note is not None:
+        for note in blinding_notes(cases, suite.cells):
+            on_note(note)
     plans = _plan(suite, cases, options, layout)
     write_json(layout.run_file, _run_document(suite, options, layout, plans))
     pending = [p for p in plans if not (p.folder / "trial.json").is_file()]
@@ -138,6 +143,12 @@ def _require_judge(cases: list[Case], settings: TrialSettings) -> None:
     if settings.judge is not None:
         return
     for case in cases:
+        for validator in case.validators:
+            if validator.mode == "judge":
+                raise SuiteConfigError(
+                    f"{case.path}: a `mode: judge` validator needs a judge: add a [judge] "
+                    "table to sounding.toml (see docs/judge.md)"
+                )
         for scenario in case.scenarios:
             for invariant in scenario.invariants:
                 if invariant.check.type == "llm_as_judge":

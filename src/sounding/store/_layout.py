@@ -6,7 +6,11 @@
     trial.json      state, verdict, checks (sounding.trial/1); written last: its presence
                     means the trial finished and will never run again
     record.json     the run record (sounding.run/1)
-    stdout.txt, stderr.txt, trace.jsonl, diff.patch, workspace/, services/
+    stdout.txt, stderr.txt, trace.jsonl, history.json, changes.json, diff.patch
+    workspace/      the final workspace
+    services/       what the services recorded (HTTP requests, the SQLite file)
+    validation/     the validators' context.json and what they printed
+<run-id>/measures.json                          one record per trial (sounding.measures/1)
 """
 
 from __future__ import annotations
