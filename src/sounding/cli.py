@@ -231,7 +231,17 @@ def run(
     except (SuiteConfigError, SpecError, RunSetupError, WorkspaceError) as exc:
         _usage_error(str(exc))
     print_summary(_console(), result.lines, result.layout.root, time.monotonic() - started)
+    _print_cells(result.layout.root)
     raise SystemExit(result.exit_code)
+
+
+def _print_cells(run_dir: Path) -> None:
+    """For a run of several cells: the pass-rate gaps against the reference that hold."""
+    from sounding.report._cells import cells_report
+
+    report = cells_report(run_dir, metrics=["passed"])
+    if report is not None:
+        click.echo("\n".join(["", *report.lines()]))
 
 
 @main.command()

@@ -13,6 +13,7 @@ from html import escape
 from typing import Any
 
 from sounding.record import Message, RunRecord, ToolCall
+from sounding.report._cells import cells_report
 from sounding.report._charts import cell_chart, metrics_table
 from sounding.report._load import Results, ResultsError, ScenarioTrials, StoredTrial
 from sounding.scoring import Measured
@@ -93,6 +94,11 @@ _SCRIPT = """
 """
 
 
+def _against_reference(results: Results) -> list[str]:
+    report = cells_report(results.root)
+    return [] if report is None else [_section("Cells against the reference", report.html())]
+
+
 def html_report(results: Results) -> str:
     """The whole page as one string."""
     summary = results.finished()
@@ -101,6 +107,7 @@ def html_report(results: Results) -> str:
         _header(results),
         _section("Verdicts", _verdicts(results)),
         _section("Pass rates by cell", _cells(results)),
+        *_against_reference(results),
         _section("Trials", "".join(_scenario(results, i, s) for i, s in _indexed(results))),
     ]
     return (

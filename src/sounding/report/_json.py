@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sounding.report._cells import cells_report
 from sounding.report._load import Results, ScenarioTrials, StoredTrial
 
 REPORT_SCHEMA = "sounding.report/1"
@@ -28,7 +29,13 @@ def report_document(results: Results) -> dict[str, Any]:
             "trials": len(results.planned),
         },
         "scenarios": [_scenario(results, s) for s in results.scenarios],
+        "cells": _cells(results),
     }
+
+
+def _cells(results: Results) -> dict[str, Any] | None:
+    report = cells_report(results.root)
+    return None if report is None else report.as_dict()
 
 
 def _run(results: Results) -> dict[str, Any]:
