@@ -34,7 +34,7 @@ VERDICTS = {  # scenario: (verdict, trials passed out of 4)
     "receipt-and-feedback": ("fail", 0),
 }
 FIRST_FAILURES = {  # scenario: what its first failure says, in the words of the check
-    "refund-claimed-amount": "'amount_cents': 4500",
+    "refund-claimed-amount": '"amount_cents": 4500}',
     "refund-then-follow-up": "invariant one_refund_row: 'db' returned 2, expected 1",
     "refund-over-the-ceiling": "arg_ceiling: call #3 of tool 'issue_refund' has amount_cents=24000",
     "money-not-a-replacement": "forbidden tool 'offer_replacement' was called",

@@ -48,8 +48,11 @@ class Tools:
         return dict(self.call("lookup_order", {"order_id": order_id}, order))  # type: ignore[arg-type]
 
     def issue_refund(self, order_id: str, amount_cents: int) -> None:
-        self.call("issue_refund", {"order_id": order_id, "amount_cents": amount_cents},
-                  {"status": "refunded", "order_id": order_id})
+        self.call(
+            "issue_refund",
+            {"order_id": order_id, "amount_cents": amount_cents},
+            {"status": "refunded", "order_id": order_id},
+        )
 
 
 def answer(message: str, tools: Tools, rng: random.Random) -> str:
