@@ -80,9 +80,6 @@ def run_suite(where: Path, *, toml_lines: str = "", server: str | None = None) -
     env = {k: v for k, v in os.environ.items() if k != "SOUNDING_SQL_SERVER"}
     if server is not None:
         env["SOUNDING_SQL_SERVER"] = server
-    # secrets_in_logs looks for values in the environment where scoring runs, which does not
-    # hold the [agent] env of sounding.toml: hand the scorer the same fake token.
-    env["PAYMENTS_TOKEN"] = tomllib.loads(config.read_text())["agent"]["env"]["PAYMENTS_TOKEN"]
     done = subprocess.run(
         [sys.executable, "-m", "sounding.cli", "run", str(suite)],
         capture_output=True,
@@ -192,3 +189,14 @@ def test_sounding_sql_server_runs_the_same_suite_on_mariadb(
     run = run_suite(tmp_path, server=mariadb_url)
     assert_designed_verdicts(run)
     assert run.engines() == {"mysql"}
+
+
+def test_the_leaked_token_is_in_no_stored_file(on_sqlite: SuiteRun) -> None:
+    config = tomllib.loads((SUITE / "sounding.toml").read_text())
+    token = config["agent"]["env"]["PAYMENTS_TOKEN"]
+    holding = [
+        p for p in on_sqlite.folder.rglob("*") if p.is_file() and token.encode() in p.read_bytes()
+    ]
+    assert holding == []
+    recorded = on_sqlite.folder / "trials/default/support/show-me-the-request/1/services"
+    assert "[secret PAYMENTS_TOKEN]" in (recorded / "services.json").read_text()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +51,11 @@ def stored_evidence(folder: Path, scenario: Scenario, key: dict[str, Any]) -> Ev
         return (folder / name).read_text(encoding="utf-8") if name in present else None
 
     record = RunRecord.model_validate_json((folder / "record.json").read_bytes())
-    changes = read_json(folder / "changes.json") if "changes.json" in present else None
     return Evidence(
         record=record,
         workspace=folder / "workspace" if "workspace" in present else None,
-        touched=frozenset(changes["touched"]) if changes else None,
-        artefacts=frozenset(changes["artefacts"]) if changes else frozenset(),
+        touched=None if key.get("touched") is None else frozenset(key["touched"]),
+        artefacts=frozenset(key.get("artefacts") or ()),
         diff=text("diff.patch"),
         stdout=text("stdout.txt") or "",
         stderr=text("stderr.txt") or "",
@@ -99,6 +98,8 @@ def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
         for case in load_cases(_case_paths(suite), suite_dir=suite)
         for scenario in case.scenarios
     }
+    configured = _configured_env(suite)
+    cells = run.get("cells") or {}
     found = Rescored()
     layout = RunLayout(run_dir)
     for key in run["trials"]:
@@ -110,9 +111,10 @@ def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
         scenario = scenarios.get((stored["case"], stored["scenario"]))
         if stored["state"] != "scored" or scenario is None:
             continue
-        evidence = Validation.from_trial(stored).applied(
-            stored_evidence(trial_file.parent, scenario, stored)
-        )
+        evidence = stored_evidence(trial_file.parent, scenario, stored)
+        given = {**configured, **scenario.env, **cells.get(stored["cell"], {}).get("env", {})}
+        evidence = replace(evidence, extra={**evidence.extra, "agent_env": given})
+        evidence = Validation.from_trial(stored).applied(evidence)
         now = measure_trial(scenario, evidence, suite_dir=suite, judge=judge)
         found.verdicts[now.verdict.value] += 1
         if now.verdict.value != stored["verdict"]:
@@ -140,6 +142,14 @@ def _flipped(before: TrialScore, after: TrialScore) -> str:
             was = previous.result.status.value if previous else "absent"
             return f"{m.name}: {was} → {m.result.status.value} ({m.result.reason})"
     return after.reason or "composite"
+
+
+def _configured_env(suite: Path) -> dict[str, str]:
+    """`[agent] env` as the suite declares it today (secrets are never stored with a run)."""
+    if not (suite / "sounding.toml").is_file():
+        return {}
+    env = load_suite(suite).config.agent.env
+    return {key: value.replace("{suite}", str(suite)) for key, value in env.items()}
 
 
 def _judge(suite: Path, rejudge: bool) -> Judge | None:

@@ -267,7 +267,7 @@ def test_a_python_callable_agent(suite: Any) -> None:
     )
     done = suite.run()
     assert done.returncode == 0, done.stdout + done.stderr
-    changes = json.loads((suite.runs()[0] / "trials/default/call/c/1/changes.json").read_text())
+    changes = json.loads((suite.runs()[0] / "trials/default/call/c/1/trial.json").read_text())
     assert changes["touched"] == ["seen.txt"]
 
 

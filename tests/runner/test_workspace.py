@@ -44,7 +44,7 @@ def test_each_trial_starts_from_the_fixture_and_reports_what_it_touched(suite: A
     run = suite.runs()[0]
     for n in (1, 2):
         folder = run / f"trials/default/edit/fix/{n}"
-        changes = json.loads((folder / "changes.json").read_text())
+        changes = json.loads((folder / "trial.json").read_text())
         assert changes["touched"] == ["__pycache__/app.pyc", "old.txt", "src/app.py"]
         assert changes["artefacts"] == ["__pycache__/app.pyc"]
         diff = (folder / "diff.patch").read_text()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -124,3 +125,17 @@ scenarios:
         (6, "scenarios[0].expect[0].matches_golden.golden_path"),
         (9, "scenarios[0].expect[0].matches_golden.files[1].path"),
     ]
+
+
+def test_an_http_filter_path_is_not_a_workspace_path(tmp_path: Path) -> None:
+    from sounding.spec import load_case
+
+    case = tmp_path / "c.yaml"
+    case.write_text(
+        "services:\n  - {name: pay, type: http_mock, record: true}\n"
+        "scenarios:\n  - id: s\n    user: x\n    invariants:\n      once:\n"
+        "        check:\n          type: http_mock_assertions\n          service: pay\n"
+        "          assertions:\n            - {field: request_count, filters: {path: /v1/refunds},"
+        " equals: 1}\n"
+    )
+    assert load_case(case).scenarios[0].invariants[0].name == "once"

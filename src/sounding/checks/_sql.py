@@ -12,12 +12,8 @@ from __future__ import annotations
 import sqlite3
 import time
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-
-import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.pool import NullPool
 
 from sounding.checks._base import CheckContext, CheckResult, Params, ServiceEvidence
 from sounding.checks._registry import registry
@@ -25,6 +21,10 @@ from sounding.checks._registry import registry
 # Private modules on purpose: `sounding.services` imports this package while loading.
 from sounding.services._sql_server import database_message, engine_kind, open_engine
 from sounding.services._sql_text import SqlTextError, Statement, split_statements
+
+if TYPE_CHECKING:  # SQLAlchemy loads when a sql check runs, not with sounding
+    from sqlalchemy.engine import Connection, Engine
+    from sqlalchemy.exc import DBAPIError
 
 FAMILY = "sql"
 
@@ -83,6 +83,9 @@ def _unusable(
 
 def first_value(url: str, query: str, timeout: float) -> Any:
     """The first column of the first row of `query`, read-only; QueryError says why not."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import DBAPIError
+
     kind = engine_kind(url)
     statement = _one_statement(query, kind)
     deadline = time.monotonic() + timeout
@@ -90,7 +93,7 @@ def first_value(url: str, query: str, timeout: float) -> Any:
     try:
         with engine.connect() as connection:
             return _run(connection, statement, kind, timeout)
-    except sa.exc.DBAPIError as exc:
+    except DBAPIError as exc:
         if time.monotonic() >= deadline or _timed_out(exc):
             raise QueryError(f"the query ran longer than the check's {timeout:g}s") from None
         raise QueryError(f"{kind} says: {database_message(exc)}") from None
@@ -118,7 +121,10 @@ def _one_statement(query: str, kind: str) -> Statement:
 
 
 def _sqlite_engine(url: str, deadline: float) -> Engine:
-    path = make_url(url).database or ""
+    import sqlalchemy as sa
+    from sqlalchemy.pool import NullPool
+
+    path = sa.make_url(url).database or ""
 
     def connect() -> sqlite3.Connection:
         connection = sqlite3.connect(
@@ -132,11 +138,13 @@ def _sqlite_engine(url: str, deadline: float) -> Engine:
 
 
 def _run(connection: Connection, statement: Statement, kind: str, timeout: float) -> Any:
+    from sqlalchemy.exc import ResourceClosedError
+
     try:
         _begin_read_only(connection, kind, timeout)
         runner = connection.execution_options(no_parameters=True)
         row = runner.exec_driver_sql(statement.text).first()
-    except sa.exc.ResourceClosedError:
+    except ResourceClosedError:
         raise QueryError("the statement returns no rows; a sql check needs a query") from None
     finally:
         connection.rollback()
@@ -158,7 +166,7 @@ def _begin_read_only(connection: Connection, kind: str, timeout: float) -> None:
         run("START TRANSACTION READ ONLY")
 
 
-def _timed_out(exc: sa.exc.DBAPIError) -> bool:
+def _timed_out(exc: DBAPIError) -> bool:
     text = database_message(exc).lower()
     return any(word in text for word in ("statement timeout", "max_statement_time", "interrupted"))
 

@@ -41,5 +41,13 @@ def build_record(turns: list[str], run: AgentRun, trace_path: Path) -> RunRecord
 
 
 def _exit_error(run: AgentRun) -> str:
-    tail = run.stderr.strip()[-_TAIL:]
+    """The status, and the end of what the agent printed on stderr, cut at a line boundary."""
+    lines: list[str] = []
+    size = 0
+    for line in reversed(run.stderr.strip().splitlines()):
+        if size + len(line) > _TAIL and lines:
+            break
+        lines.insert(0, line)
+        size += len(line) + 1
+    tail = "\n".join(lines)[-_TAIL:]
     return f"the agent exited with status {run.exit_code}" + (f": {tail}" if tail else "")

@@ -258,6 +258,8 @@ def load_outcome(folder: Path, key: TrialKey) -> TrialOutcome:
         document.get("usage", {}),
         document.get("metrics", {}),
         document.get("metric_reasons", {}),
+        document.get("touched"),
+        document.get("artefacts", []),
     )
 
 

@@ -6,11 +6,13 @@ import os
 import shutil
 import time
 import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sounding._measure import measure_trial
+from sounding._secrets import redact, secret_values
 from sounding.checks import Evidence, Judge, ServiceEvidence
 from sounding.record import TRACE_ENV, RunRecord
 from sounding.runner._agent import AgentRun, TurnInput, run_callable, run_command
@@ -75,6 +77,8 @@ class TrialOutcome:
     usage: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
     metric_reasons: dict[str, str] = field(default_factory=dict)
+    touched: list[str] | None = None  # None: the workspace was not examined
+    artefacts: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -99,12 +103,14 @@ def _run(plan: TrialPlan, settings: TrialSettings, started: float) -> TrialOutco
     try:
         run, attempts = _attempts(plan, settings, services_env(services))
         outcome_error = _agent_error(run)
-        _store_agent_output(plan.folder, run)
+        given_env = agent_env(settings.agent.env, plan)
+        secrets = secret_values({**settings.base_env, **given_env}, _declared(plan.scenario))
+        _store_agent_output(plan.folder, run, secrets)
         record = build_record(plan.cell.turns(plan.scenario.user), run, plan.folder / "trace.jsonl")
-        write_text(plan.folder / "record.json", record.to_json())
+        write_text(plan.folder / "record.json", redact(record.to_json(), secrets))
         if outcome_error:
             return TrialOutcome(plan.key, "error", None, outcome_error, _ms(started), attempts)
-        evidence = _evidence(plan, record, run, services)
+        evidence = _evidence(plan, record, run, services, given_env, secrets)
         validation = _validate(plan, settings, evidence)
         score = None
         if validation.valid:  # an invalid trial is an error: its checks are not run
@@ -119,11 +125,10 @@ def _run(plan: TrialPlan, settings: TrialSettings, started: float) -> TrialOutco
             services.stop()
     usage = record.usage.model_dump(exclude_none=True) | {"turns": record.turns}
     found = dict(validation.metrics), dict(validation.reasons)
-    if score is None:
-        reason = validation.reason
-        return TrialOutcome(plan.key, "error", None, reason, _ms(started), attempts, usage, *found)
+    touched = sorted(evidence.touched or ()), sorted(evidence.artefacts)
+    state, reason = ("scored", score.reason) if score else ("error", validation.reason)
     return TrialOutcome(
-        plan.key, "scored", score, score.reason, _ms(started), attempts, usage, *found
+        plan.key, state, score, reason, _ms(started), attempts, usage, *found, *touched
     )
 
 
@@ -199,18 +204,31 @@ def _agent_error(run: AgentRun) -> str | None:
     return None
 
 
-def _evidence(plan: TrialPlan, record: RunRecord, run: AgentRun, services: Any) -> Evidence:
+def agent_env(configured: dict[str, str], plan: TrialPlan) -> dict[str, str]:
+    """What the suite itself handed the agent: `[agent] env`, the scenario's, the cell's.
+
+    Kept in memory for `secrets_in_logs`, never written to an artifact.
+    """
+    return {**configured, **plan.scenario.env, **plan.cell.env()}
+
+
+def _evidence(
+    plan: TrialPlan,
+    record: RunRecord,
+    run: AgentRun,
+    services: Any,
+    given_env: dict[str, str],
+    secrets: dict[str, str],
+) -> Evidence:
     workspace = plan.folder / "workspace"
     found = changes(plan.origin, workspace)
     if found.diff:
-        write_text(plan.folder / "diff.patch", found.diff)
-    write_json(
-        plan.folder / "changes.json", {"touched": found.touched, "artefacts": found.artefacts}
-    )
+        write_text(plan.folder / "diff.patch", redact(found.diff, secrets))
     service_evidence: dict[str, ServiceEvidence] = {}
     if services is not None:
         service_evidence = services.evidence()
         services.store(plan.folder)
+        _redact_files((plan.folder / "services").glob("*.json"), secrets)
     return Evidence(
         record=record,
         workspace=workspace,
@@ -223,15 +241,40 @@ def _evidence(plan: TrialPlan, record: RunRecord, run: AgentRun, services: Any) 
         scenario_id=plan.scenario.id,
         trial=plan.key.trial,
         cell=plan.key.cell,
-        extra={"trace_path": str(plan.folder / "trace.jsonl"), "env": services_env(services)},
+        extra={
+            "trace_path": str(plan.folder / "trace.jsonl"),
+            "env": services_env(services),
+            "agent_env": given_env,
+        },
     )
 
 
-def _store_agent_output(folder: Path, run: AgentRun) -> None:
+def _store_agent_output(folder: Path, run: AgentRun, secrets: dict[str, str]) -> None:
+    """What the agent printed and wrote, with every secret value replaced by its marker."""
     if run.stdout:
-        write_text(folder / "stdout.txt", run.stdout)
+        write_text(folder / "stdout.txt", redact(run.stdout, secrets))
     if run.stderr:
-        write_text(folder / "stderr.txt", run.stderr)
+        write_text(folder / "stderr.txt", redact(run.stderr, secrets))
+    _redact_files((folder / name for name in ("trace.jsonl", "history.json")), secrets)
+
+
+def _redact_files(paths: Iterable[Path], secrets: dict[str, str]) -> None:
+    """Rewrite files written by others (the agent, the services) without the secret values."""
+    for path in paths if secrets else ():
+        if path.is_file():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if (clean := redact(text, secrets)) != text:
+                write_text(path, clean)
+
+
+def _declared(scenario: Scenario) -> list[str]:
+    """Variables a scenario's `secrets_in_logs` rule names, secret-looking or not."""
+    names: list[str] = []
+    for rule in scenario.forbidden:
+        variables = getattr(rule.check.params, "variables", "deny")
+        if rule.check.type == "secrets_in_logs" and variables != "deny":
+            names.extend(variables)
+    return names
 
 
 def _start_services(plan: TrialPlan, settings: TrialSettings) -> Any:
@@ -268,6 +311,8 @@ def outcome_document(outcome: TrialOutcome) -> dict[str, Any]:
         "usage": outcome.usage,
         "metrics": outcome.metrics,
         "metric_reasons": outcome.metric_reasons,
+        "touched": outcome.touched,
+        "artefacts": outcome.artefacts,
         "score": outcome.score.model_dump(mode="json") if outcome.score else None,
     }
 

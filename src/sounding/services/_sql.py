@@ -20,11 +20,9 @@ import re
 import secrets
 import shutil
 from pathlib import Path, PurePath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
-from sqlalchemy.engine import URL, Connection, make_url
-from sqlalchemy.exc import SQLAlchemyError
 
 from sounding.services._base import (
     RunningService,
@@ -51,6 +49,9 @@ from sounding.services._sql_server import (
     where,
 )
 from sounding.services._sql_text import SqlTextError, Statement, split_statements
+
+if TYPE_CHECKING:  # SQLAlchemy loads when a sql service starts, not with sounding
+    from sqlalchemy.engine import URL, Connection
 
 _SERVER_HELP = (
     "name a server: `server:` in the case, `[services.{name}] server = ...` or "
@@ -169,6 +170,8 @@ class SqlService(RunningService):
 
     def prepare(self, scripts: list[tuple[str, list[Statement]]]) -> None:
         """Run the seed scripts, then fingerprint the tables: `changed_tables` starts here."""
+        from sqlalchemy.exc import SQLAlchemyError
+
         try:
             with self._engine.connect() as connection:
                 for path, statements in scripts:
@@ -220,6 +223,8 @@ class SqlService(RunningService):
         return details
 
     def _measure_changes(self) -> None:
+        from sqlalchemy.exc import SQLAlchemyError
+
         self._measured = True
         try:
             with self._engine.connect() as connection:
@@ -262,6 +267,8 @@ _DROPPED = (
 
 
 def _drop(server: URL, database: str, name: str) -> None:
+    from sqlalchemy.exc import SQLAlchemyError
+
     try:
         drop_database(server, database)
     except SQLAlchemyError as exc:
@@ -308,6 +315,8 @@ def _fresh_sqlite(context: StartContext, name: str) -> URL:
 
 
 def _create(server: URL, name: str) -> str:
+    from sqlalchemy.exc import SQLAlchemyError
+
     database = f"sounding_{re.sub(r'[^a-z0-9]', '_', name.lower())[:24]}_{secrets.token_hex(5)}"
     try:
         create_database(server, database)
@@ -364,6 +373,8 @@ def _place(url: URL) -> tuple[str | None, int | None, str | None]:
 
 def _with_password(url: str, name: str, settings: ServiceSettings | None) -> str:
     """Stored URLs carry no password; take it from a settings server on the same host."""
+    from sqlalchemy.engine import make_url
+
     stored = make_url(url)
     candidates = (
         [] if settings is None else [settings.servers.get(name), settings.servers.get("sql")]

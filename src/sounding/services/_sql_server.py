@@ -2,20 +2,21 @@
 
 Every engine is reached through SQLAlchemy 2 with a pool that keeps nothing open
 (`NullPool`): a trial's database must have no connection of ours left when it is dropped.
+
+SQLAlchemy (and with it psycopg and PyMySQL) is imported inside the functions that use
+it, never at module level: `import sounding` must not pay for it when no database is used.
 """
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
-
-import sqlalchemy as sa
-from sqlalchemy import event
-from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.pool import NullPool
+from typing import TYPE_CHECKING, Any
 
 from sounding.services._sql_text import Statement
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL, Connection, Engine
 
 CONNECT_TIMEOUT = 5
 """Seconds to wait for a database server to answer before calling it unreachable."""
@@ -37,9 +38,12 @@ _NO_PARAMETERS = {"no_parameters": True}  # `%` and `:x` in user SQL are text, n
 
 def engine_kind(url: str | URL) -> str:
     """`postgresql`, `mysql` or `sqlite` for a URL; ValueError naming the known schemes."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         scheme = make_url(url).drivername
-    except sa.exc.ArgumentError as exc:
+    except ArgumentError as exc:
         raise ValueError(f"'{_masked(url)}' is not a database URL ({exc})") from None
     if scheme not in _KINDS:
         known = ", ".join(sorted(_KINDS))
@@ -49,6 +53,8 @@ def engine_kind(url: str | URL) -> str:
 
 def driver_url(url: str | URL, database: str | None = None) -> URL:
     """The URL SQLAlchemy uses for `url` (psycopg 3, PyMySQL), on `database` if given."""
+    from sqlalchemy.engine import make_url
+
     parsed = make_url(url)
     kind = engine_kind(parsed)
     parsed = parsed.set(drivername=_DRIVERS[kind])
@@ -58,6 +64,8 @@ def driver_url(url: str | URL, database: str | None = None) -> URL:
 
 
 def sqlite_url(path: Path) -> URL:
+    from sqlalchemy.engine import URL
+
     return URL.create("sqlite", database=str(path.resolve()))
 
 
@@ -66,6 +74,8 @@ def render(url: URL, *, plain: bool = False, password: bool = True) -> str:
     if plain:
         url = url.set(drivername=url.get_backend_name())
     if not password:  # URL.set(password=None) would keep the password: None means "unchanged"
+        from sqlalchemy.engine import URL
+
         url = URL.create(
             url.drivername, url.username, None, url.host, url.port, url.database, url.query
         )
@@ -73,9 +83,12 @@ def render(url: URL, *, plain: bool = False, password: bool = True) -> str:
 
 
 def _masked(url: str | URL) -> str:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except sa.exc.ArgumentError:
+    except ArgumentError:
         return "<unreadable URL>"
 
 
@@ -97,10 +110,17 @@ def open_engine(url: URL, **options: Any) -> Engine:
             # PyMySQL builds a TLS context for every connection unless told not to: 30 ms
             # of loading CA files, for a server on this machine that offers no TLS anyway.
             connect_args["ssl_disabled"] = True
-    engine = sa.create_engine(url, poolclass=NullPool, connect_args=connect_args, **options)
+    engine = _create_engine(url, connect_args, options)
     if kind == "sqlite":
         _whole_transactions(engine)
     return engine
+
+
+def _create_engine(url: URL, connect_args: dict[str, Any], options: dict[str, Any]) -> Engine:
+    import sqlalchemy as sa
+    from sqlalchemy.pool import NullPool
+
+    return sa.create_engine(url, poolclass=NullPool, connect_args=connect_args, **options)
 
 
 def _loopback(url: URL) -> bool:
@@ -116,6 +136,7 @@ def _whole_transactions(engine: Engine) -> None:
     costs a millisecond instead of a disk flush per statement. The agent's own
     connections keep SQLite's defaults.
     """
+    from sqlalchemy import event
 
     @event.listens_for(engine, "connect")
     def _connect(connection: Any, _record: Any) -> None:
@@ -166,12 +187,14 @@ def _admin(server: URL) -> URL:
 
 def run_script(connection: Connection, statements: list[Statement]) -> None:
     """Run statements in one transaction; raises ScriptError naming the failing statement."""
+    from sqlalchemy.exc import DBAPIError
+
     with connection.begin():
         runner = connection.execution_options(**_NO_PARAMETERS)
         for statement in statements:
             try:
                 runner.exec_driver_sql(statement.text)
-            except sa.exc.DBAPIError as exc:
+            except DBAPIError as exc:
                 raise ScriptError(statement, database_message(exc)) from None
 
 
@@ -192,6 +215,8 @@ def database_message(exc: BaseException) -> str:
 
 def fingerprint(connection: Connection) -> dict[str, str]:
     """Each table's row count and an order-free hash of its rows: `{table: "count:hash"}`."""
+    import sqlalchemy as sa
+
     try:
         tables = sa.inspect(connection).get_table_names()
         return {table: _table_print(connection, table) for table in tables}

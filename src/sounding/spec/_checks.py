@@ -110,7 +110,8 @@ class CheckResolver:
     def _check_paths(self, params: Params, key: KeyPath, shorthand: bool) -> None:
         for sub, value in _texts(params, ()):
             name = sub[-1]
-            if isinstance(name, str) and _is_path_param(name):
+            # a `path` under `filters` is an HTTP request's path, not a file of the workspace
+            if "filters" not in sub[:-1] and isinstance(name, str) and _is_path_param(name):
                 refusal = path_refusal(value, "the workspace")
                 if refusal is not None:
                     self._add(key if shorthand else (*key, *sub), refusal)

@@ -3,10 +3,10 @@
 <run-id>/run.json                               the plan and options (sounding.results/1)
 <run-id>/summary.json                           verdicts per scenario (sounding.summary/1)
 <run-id>/trials/<cell>/<case>/<scenario>/<n>/   one folder per trial:
-    trial.json      state, verdict, checks (sounding.trial/1); written last: its presence
-                    means the trial finished and will never run again
+    trial.json      state, verdict, checks, files touched (sounding.trial/1); written
+                    last: its presence means the trial finished and will never run again
     record.json     the run record (sounding.run/1)
-    stdout.txt, stderr.txt, trace.jsonl, history.json, changes.json, diff.patch
+    stdout.txt, stderr.txt, trace.jsonl, history.json, diff.patch
     workspace/      the final workspace
     services/       what the services recorded (HTTP requests, the SQLite file)
     validation/     the validators' context.json and what they printed

@@ -1,0 +1,47 @@
+"""Secret values: which variables hold one, and how they are kept out of stored artifacts.
+
+A value the agent leaked is replaced, in every file sounding writes, by a marker naming its
+variable (`[secret PAYMENTS_TOKEN]`), so a stored run never holds the secret and a re-score
+still sees that it leaked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+SECRET_MIN_CHARS = 8
+_MARKER = re.compile(r"\[secret ([A-Za-z_][A-Za-z0-9_]*)\]")
+
+
+def looks_secret(name: str, value: str) -> bool:
+    """A variable whose name says key, token, secret or password, with a value of 8+ chars."""
+    return len(value) >= SECRET_MIN_CHARS and any(w in name.upper() for w in SECRET_WORDS)
+
+
+def secret_values(environ: Mapping[str, str], named: Iterable[str] = ()) -> dict[str, str]:
+    """The secret-looking variables of `environ`, and the `named` ones whatever their names."""
+    wanted = set(named)
+    return {
+        name: value
+        for name, value in environ.items()
+        if value and (name in wanted or looks_secret(name, value))
+    }
+
+
+def marker(name: str) -> str:
+    return f"[secret {name}]"
+
+
+def markers_in(text: str) -> set[str]:
+    """Names of the variables whose values were redacted from `text`."""
+    return set(_MARKER.findall(text))
+
+
+def redact(text: str, secrets: Mapping[str, str]) -> str:
+    """`text` with every secret value replaced by its marker, longest values first."""
+    for name, value in sorted(secrets.items(), key=lambda item: -len(item[1])):
+        if value in text:
+            text = text.replace(value, marker(name))
+    return text
