@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sounding.checks import CheckContext, CheckResult, Evidence, Judge
+from sounding.checks._base import trusted
 from sounding.scoring import Kind, Measured, TrialScore, TrialVerdict, score_trial
 from sounding.spec import Assertion, CheckSpec, Invariant, Scenario
 
@@ -62,8 +63,9 @@ def measure_trial(
             measured.append(_as_measured(planned, skipped))
         else:
             measured.append(_measure(planned, evidence, scenario, suite_dir, judge))
-    order = {name: i for i, (name, *_rest) in enumerate(plan)}
-    measured.sort(key=lambda m: order.get(m.name, 0))
+    if costly:  # back in the case's order
+        order = {name: i for i, (name, *_rest) in enumerate(plan)}
+        measured.sort(key=lambda m: order.get(m.name, 0))
     return score_trial(measured, threshold)
 
 
@@ -101,6 +103,6 @@ def _as_measured(
     name, kind, spec, invariant = planned
     weight = invariant.weight if invariant else 1.0
     gate = invariant.gate if invariant else False
-    return Measured.model_construct(
-        name=name, kind=kind, type=spec.type, result=result, weight=weight, gate=gate
+    return trusted(
+        Measured, name=name, kind=kind, type=spec.type, result=result, weight=weight, gate=gate
     )

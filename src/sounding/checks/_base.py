@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,6 +14,20 @@ from sounding.record import RunRecord
 
 if TYPE_CHECKING:
     from sounding.judge import Verdict, VerdictRequest
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def trusted(cls: type[M], **values: Any) -> M:
+    """A model from values the program itself made and knows to be valid (every field given):
+    what `model_construct` does, without its per-call bookkeeping. Hot paths only."""
+    model = cls.__new__(cls)
+    object.__setattr__(model, "__dict__", values)
+    object.__setattr__(model, "__pydantic_fields_set__", set(values))
+    object.__setattr__(model, "__pydantic_extra__", None)
+    object.__setattr__(model, "__pydantic_private__", None)
+    return model
 
 
 class Status(StrEnum):
@@ -54,7 +68,7 @@ class CheckResult(BaseModel):
     ) -> CheckResult:
         """Validated only where a value could be wrong: a score given by the check."""
         if score in (0.0, 1.0) and isinstance(reason, str):
-            return cls.model_construct(status=status, score=score, reason=reason, details=details)
+            return trusted(cls, status=status, score=score, reason=reason, details=details)
         return cls(status=status, score=score, reason=reason, details=details)
 
     @classmethod

@@ -104,7 +104,7 @@ def score_trial(items: list[Measured], threshold: float) -> TrialScore:
     unmeasured = [m for m in counted if m.blocking and m.result.status is Status.UNJUDGED]
     if errors:
         verdict, reason = TrialVerdict.ERROR, errors[0].describe()
-    elif _fails_whatever_is_open(counted, threshold):
+    elif _fails_whatever_is_open(counted, threshold, value):
         verdict, reason = TrialVerdict.FAIL, _first_failure(failures, value, threshold)
     elif unmeasured:
         verdict, reason = TrialVerdict.ERROR, unmeasured[0].describe()
@@ -124,15 +124,18 @@ def _failed(m: Measured) -> bool:
     return m.result.status is Status.FAILED
 
 
-def _fails_whatever_is_open(items: list[Measured], threshold: float) -> bool:
+def _fails_whatever_is_open(items: list[Measured], threshold: float, value: float | None) -> bool:
     """True when the judged items already fail the trial, however the open ones turn out."""
     if any(m.blocking and _failed(m) for m in items):
         return True
-    best = [
-        m if m.result.judged else m.model_copy(update={"result": CheckResult.passed()})
-        for m in items
-    ]
-    best_value = composite(best)
+    if all(m.result.judged for m in items):
+        best_value = value  # nothing is open: the composite is what it is
+    else:
+        best = [
+            m if m.result.judged else m.model_copy(update={"result": CheckResult.passed()})
+            for m in items
+        ]
+        best_value = composite(best)
     return best_value is not None and not reaches(best_value, threshold)
 
 
