@@ -20,13 +20,17 @@ def looks_secret(name: str, value: str) -> bool:
     return len(value) >= SECRET_MIN_CHARS and any(w in name.upper() for w in SECRET_WORDS)
 
 
-def secret_values(environ: Mapping[str, str], named: Iterable[str] = ()) -> dict[str, str]:
-    """The secret-looking variables of `environ`, and the `named` ones whatever their names."""
+def secret_values(
+    environ: Mapping[str, str], named: Iterable[str] = (), among: Iterable[str] | None = None
+) -> dict[str, str]:
+    """The secret-looking variables of `environ`, and the `named` ones whatever their names;
+    only those `among` the given names when that is given (a trial's own additions)."""
     wanted = set(named)
+    names = set(environ) if among is None else set(among) | wanted
     return {
-        name: value
-        for name, value in environ.items()
-        if value and (name in wanted or looks_secret(name, value))
+        name: environ[name]
+        for name in names
+        if environ.get(name) and (name in wanted or looks_secret(name, environ[name]))
     }
 
 

@@ -224,7 +224,6 @@ def _execute(
     for plan in plans:
         if plan.folder.exists():
             shutil.rmtree(plan.folder)  # an unfinished trial of a killed run starts over
-        plan.folder.mkdir(parents=True)
     done: dict[TrialKey, TrialOutcome] = {}
     if parallel <= 1:
         for plan in plans:

@@ -8,6 +8,7 @@ import time
 import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,11 @@ class TrialSettings:
     service_settings: Any = None
     base_env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
 
+    @cached_property
+    def base_secrets(self) -> dict[str, str]:
+        """The secret values of the environment sounding runs in: found once per run."""
+        return secret_values(self.base_env)
+
 
 @dataclass
 class TrialOutcome:
@@ -88,6 +94,7 @@ class TrialOutcome:
 def run_trial(plan: TrialPlan, settings: TrialSettings) -> TrialOutcome:
     """Run one trial to the end; never raises for anything the agent or a check did."""
     started = time.monotonic()
+    plan.folder.mkdir(parents=True, exist_ok=True)
     try:
         outcome = _run(plan, settings, started)
     except Exception as exc:  # the runner boundary: one broken trial never stops the others
@@ -104,7 +111,12 @@ def _run(plan: TrialPlan, settings: TrialSettings, started: float) -> TrialOutco
         run, attempts = _attempts(plan, settings, services_env(services))
         outcome_error = _agent_error(run)
         given_env = agent_env(settings.agent.env, plan)
-        secrets = secret_values({**settings.base_env, **given_env}, _declared(plan.scenario))
+        secrets = {
+            **settings.base_secrets,
+            **secret_values(
+                {**settings.base_env, **given_env}, _declared(plan.scenario), given_env
+            ),
+        }
         _store_agent_output(plan.folder, run, secrets)
         record = build_record(plan.cell.turns(plan.scenario.user), run, plan.folder / "trace.jsonl")
         write_text(plan.folder / "record.json", redact(record.to_json(), secrets))
@@ -157,9 +169,9 @@ def _attempts(
     workspace = plan.folder / "workspace"
     run = AgentRun()
     for attempt in range(1, settings.agent.attempts + 1):
-        if workspace.exists():
-            shutil.rmtree(workspace)
-        (plan.folder / "trace.jsonl").unlink(missing_ok=True)
+        if attempt > 1:  # the first attempt starts in a fresh folder
+            shutil.rmtree(workspace, ignore_errors=True)
+            (plan.folder / "trace.jsonl").unlink(missing_ok=True)
         prepare(plan.origin, workspace)
         given = _turn_input(plan, settings, workspace, service_env)
         run = settings.agent.run(given, plan.cell.delta.args)
