@@ -208,7 +208,7 @@ def run(
 ) -> None:
     """Run every scenario of SUITE_DIR (or the named CASES) several times and give verdicts."""
     from sounding.report._terminal import TrialProgress, print_summary
-    from sounding.runner._run import RunOptions, run_suite
+    from sounding.runner._run import RunInterrupted, RunOptions, run_suite
     from sounding.runner._setup import RunSetupError, prepare_run
     from sounding.runner._workspace import WorkspaceError
 
@@ -230,6 +230,14 @@ def run(
             )
     except (SuiteConfigError, SpecError, RunSetupError, WorkspaceError) as exc:
         _usage_error(str(exc))
+    except RunInterrupted as stop:
+        where = stop.root.name if stop.root else "RUN_ID"
+        _console(stderr=True).print(
+            f"[yellow]interrupted[/]: {stop.finished} trials finished and kept in "
+            f"{escape(str(stop.root))}; finish the run with: "
+            f"sounding run {escape(str(suite_dir))} --resume {escape(where)}"
+        )
+        raise SystemExit(ExitCode.INTERRUPTED) from None
     print_summary(_console(), result.lines, result.layout.root, time.monotonic() - started)
     _print_cells(result.layout.root)
     raise SystemExit(result.exit_code)

@@ -65,3 +65,37 @@ def test_resume_of_an_unknown_run_says_which_runs_exist(suite: Any) -> None:
     done = suite.run("--resume", "nope")
     assert done.returncode == 2
     assert "nothing to resume" in done.stderr and suite.runs()[0].name in done.stderr
+
+
+def test_ctrl_c_stops_at_once_keeps_finished_trials_and_resumes(suite: Any, tmp_path: Path) -> None:
+    log = tmp_path / "calls"
+    log.mkdir()
+    suite.agent(
+        f"""
+        import os, sys, time
+        sys.stdin.read()
+        trial = int(os.environ["SOUNDING_TRIAL"])
+        open(os.path.join({str(log)!r}, f"t{{trial}}"), "a").write("x")
+        if trial >= 3 and not os.path.exists({str(tmp_path / "go")!r}):
+            time.sleep(60)
+        print("done")
+        """
+    )
+    suite.write("cases/long.yaml", "scenarios:\n  - {id: s, user: hi, trials: 5}\n")
+    process = _start(suite, "--parallel", "1")
+    deadline = time.monotonic() + 30
+    while not (log / "t3").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    started = time.monotonic()
+    process.send_signal(signal.SIGINT)  # what Ctrl-C sends, to sounding alone
+    _out, err = process.communicate(timeout=30)
+    assert time.monotonic() - started < 15, "Ctrl-C waited for the agent to finish"
+    assert process.returncode == 130, err
+    (run,) = suite.runs()
+    assert f"--resume {run.name}" in err and "2 trials finished" in err
+    assert [t["trial"] for t in suite.trials(run)] == [1, 2]
+    (tmp_path / "go").write_text("")
+    done = suite.run("--resume", run.name)
+    assert done.returncode == 0, done.stdout + done.stderr
+    counts = {p.name: len(p.read_text()) for p in log.iterdir()}
+    assert counts == {"t1": 1, "t2": 1, "t3": 2, "t4": 1, "t5": 1}

@@ -24,6 +24,34 @@ _TERM_GRACE = 1.0
 _import_lock = threading.Lock()
 
 
+class _Running:
+    """The agents' process groups alive right now, so an interrupted run can stop them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._groups: set[int] = set()
+        self.stopping = threading.Event()
+
+    def add(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.add(pgid)
+
+    def discard(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.discard(pgid)
+
+    def stop_all(self) -> None:
+        """Mark the run as stopping and kill every agent's group (Ctrl-C)."""
+        self.stopping.set()
+        with self._lock:
+            groups = list(self._groups)
+        for pgid in groups:
+            _signal_group(pgid, signal.SIGKILL)
+
+
+RUNNING = _Running()
+
+
 @dataclass(frozen=True)
 class TurnInput:
     """What the runner hands the agent for one trial."""
@@ -89,6 +117,7 @@ def _command_turn(
     except OSError as exc:
         run.failed_to_start = f"could not start {argv[0]!r}: {exc.strerror or exc}"
         return False
+    RUNNING.add(process.pid)
     try:
         out, err = process.communicate(prompt.encode(), timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -96,6 +125,7 @@ def _command_turn(
         out, err = _kill_group(process)
     finally:
         _reap_group(process.pid)
+        RUNNING.discard(process.pid)
     run.stdout += out.decode(errors="replace")
     run.stderr += err.decode(errors="replace")
     run.answers.append(out.decode(errors="replace").strip())

@@ -6,15 +6,23 @@ import itertools
 import os
 import shutil
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sounding.runner._agent import RUNNING
 from sounding.runner._cells import Cell
 from sounding.runner._config import Suite, SuiteConfigError
 from sounding.runner._measures import measures_document
-from sounding.runner._trial import Agent, TrialOutcome, TrialPlan, TrialSettings, run_trial
+from sounding.runner._trial import (
+    Agent,
+    TrialInterrupted,
+    TrialOutcome,
+    TrialPlan,
+    TrialSettings,
+    run_trial,
+)
 from sounding.runner._workspace import Origin, resolve_origin
 from sounding.scoring import ScenarioResult, TrialScore, TrialVerdict, aggregate
 from sounding.spec import Case, Scenario, load_cases
@@ -29,6 +37,16 @@ from sounding.store import (
     write_json,
 )
 from sounding.validators import blinding_notes
+
+_STOP_GRACE = 10.0  # seconds for running trials to notice an interruption
+
+
+class RunInterrupted(Exception):
+    """Ctrl-C: the run stopped; finished trials are kept and `--resume` runs the rest."""
+
+    def __init__(self, finished: int, root: Path | None = None) -> None:
+        super().__init__(f"interrupted after {finished} trials")
+        self.finished, self.root = finished, root
 
 
 @dataclass(frozen=True)
@@ -93,6 +111,7 @@ class ExitCode:
     FAIL = 1  # a scenario failed or was flaky (the gate did not hold)
     USAGE = 2  # bad command line, suite or case file
     ERROR = 3  # a trial or check errored: no verdict could be given
+    INTERRUPTED = 130  # Ctrl-C: finished trials are kept, `--resume` runs the rest
 
 
 def exit_code_for(lines: Iterable[ScenarioLine]) -> int:
@@ -130,7 +149,10 @@ def run_suite(
     pending = [p for p in plans if not (p.folder / "trial.json").is_file()]
     if on_plan:
         on_plan(len(plans), len(plans) - len(pending))
-    ran = _execute(pending, settings, options.parallel or os.cpu_count() or 1, on_trial)
+    try:
+        ran = _execute(pending, settings, options.parallel or os.cpu_count() or 1, on_trial)
+    except RunInterrupted as stop:
+        raise RunInterrupted(stop.finished, layout.root) from None
     outcomes = [ran.get(p.key) or load_outcome(p.folder, p.key) for p in plans]
     lines = summarize(cases, plans, outcomes)
     write_json(layout.summary_file, summary_document(layout, lines))
@@ -225,15 +247,19 @@ def _execute(
         if plan.folder.exists():
             shutil.rmtree(plan.folder)  # an unfinished trial of a killed run starts over
     done: dict[TrialKey, TrialOutcome] = {}
-    if parallel <= 1:
-        for plan in plans:
-            done[plan.key] = _report(run_trial(plan, settings), on_trial)
-        return done
-    with ThreadPoolExecutor(max_workers=parallel) as pool:
-        futures = {pool.submit(run_trial, plan, settings) for plan in plans}
+    RUNNING.stopping.clear()
+    pool = ThreadPoolExecutor(max_workers=max(parallel, 1))
+    futures = {pool.submit(run_trial, plan, settings) for plan in plans}
+    try:
         for future in as_completed(futures):
             outcome = _report(future.result(), on_trial)
             done[outcome.key] = outcome
+    except (KeyboardInterrupt, TrialInterrupted):
+        pool.shutdown(wait=False, cancel_futures=True)  # no new trial starts
+        RUNNING.stop_all()  # running agents are killed; their trials stay unfinished
+        wait(futures, timeout=_STOP_GRACE)
+        raise RunInterrupted(len(done)) from None
+    pool.shutdown()
     return done
 
 

@@ -16,7 +16,7 @@ from sounding._measure import measure_trial
 from sounding._secrets import redact, secret_values
 from sounding.checks import Evidence, Judge, ServiceEvidence
 from sounding.record import TRACE_ENV, RunRecord
-from sounding.runner._agent import AgentRun, TurnInput, run_callable, run_command
+from sounding.runner._agent import RUNNING, AgentRun, TurnInput, run_callable, run_command
 from sounding.runner._cells import DEFAULT_CELL, Cell
 from sounding.runner._collect import build_record
 from sounding.runner._workspace import Origin, changes, prepare
@@ -91,12 +91,18 @@ class TrialOutcome:
         return self.score.verdict.value if self.score else "error"
 
 
+class TrialInterrupted(Exception):
+    """The run was interrupted while this trial ran: it is left unfinished, to run on resume."""
+
+
 def run_trial(plan: TrialPlan, settings: TrialSettings) -> TrialOutcome:
     """Run one trial to the end; never raises for anything the agent or a check did."""
     started = time.monotonic()
     plan.folder.mkdir(parents=True, exist_ok=True)
     try:
         outcome = _run(plan, settings, started)
+    except TrialInterrupted:
+        raise
     except Exception as exc:  # the runner boundary: one broken trial never stops the others
         reason = f"{type(exc).__name__}: {exc}"
         write_text(plan.folder / "harness-error.txt", traceback.format_exc())
@@ -109,6 +115,8 @@ def _run(plan: TrialPlan, settings: TrialSettings, started: float) -> TrialOutco
     services = _start_services(plan, settings)
     try:
         run, attempts = _attempts(plan, settings, services_env(services))
+        if RUNNING.stopping.is_set():  # its agent was killed by Ctrl-C: not a result
+            raise TrialInterrupted(plan.key.label)
         outcome_error = _agent_error(run)
         given_env = agent_env(settings.agent.env, plan)
         secrets = {
