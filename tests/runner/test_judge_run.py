@@ -119,3 +119,20 @@ def test_the_judge_is_skipped_when_a_gate_already_failed(suite: Any, llm_server:
     (trial,) = suite.trials(suite.runs()[0])
     tone = next(c for c in trial["score"]["checks"] if c["name"] == "tone")
     assert tone["result"]["status"] == "skipped"
+
+
+def test_a_checks_own_judge_model_may_not_be_the_model_under_test(
+    suite: Any, llm_server: Any
+) -> None:
+    suite.agent("print('x')", extra_config=_judge_config(llm_server.url))
+    toml = (suite.root / "sounding.toml").read_text()
+    (suite.root / "sounding.toml").write_text(toml.replace("[agent]\n", '[agent]\nmodel = "m-9"\n'))
+    suite.write(
+        "cases/note.yaml",
+        CASE.replace(
+            "criteria: Is the note polite?}", "criteria: Is the note polite?, model: m-9}"
+        ),
+    )
+    done = _run(suite, {"OPENAI_API_KEY": "local"})
+    assert done.returncode == 2 and "'m-9' is also a model under test" in done.stderr
+    assert llm_server.hits == 0

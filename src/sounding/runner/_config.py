@@ -78,6 +78,13 @@ class Suite:
         return build_cells(self.config.cells)
 
     @property
+    def models_under_test(self) -> set[str]:
+        """The agent's model and every cell's: a judge may be none of them."""
+        models = {cell.delta.model for cell in self.cells}
+        models.add(self.config.agent.model)
+        return {model for model in models if model}
+
+    @property
     def reference_cell(self) -> str:
         return reference_cell(self.config.cells, self.cells)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sounding.judge import JudgeError, preflight
 from sounding.runner._agent import RUNNING
 from sounding.runner._cells import Cell
 from sounding.runner._config import Suite, SuiteConfigError
@@ -141,6 +142,7 @@ def run_suite(
     cases = load_cases(suite.case_files(options.cases), suite_dir=suite.root)
     settings = TrialSettings(agent=agent, suite_root=suite.root, **(settings_extra or {}))
     _require_judge(cases, settings)
+    _check_judge_models(suite, cases, settings)
     if on_note is not None:
         for note in blinding_notes(cases, suite.cells):
             on_note(note)
@@ -158,6 +160,25 @@ def run_suite(
     write_json(layout.summary_file, summary_document(layout, lines))
     write_json(layout.root / "measures.json", measures_document(layout.run_id, outcomes))
     return RunResult(layout, lines, outcomes, len(pending))
+
+
+def _check_judge_models(suite: Suite, cases: list[Case], settings: TrialSettings) -> None:
+    """A check's or validator's own judge `model:` may not be a model under test either."""
+    config = getattr(settings.judge, "config", None)
+    if config is None:
+        return
+    models = {v.model for case in cases for v in case.validators if getattr(v, "model", None)}
+    for case in cases:
+        for scenario in case.scenarios:
+            for invariant in scenario.invariants:
+                if invariant.check.type == "llm_as_judge":
+                    models.add(getattr(invariant.check.params, "model", None))
+    try:
+        preflight(
+            config, models_under_test=suite.models_under_test, judge_models={m for m in models if m}
+        )
+    except JudgeError as exc:
+        raise SuiteConfigError(str(exc)) from None
 
 
 def _require_judge(cases: list[Case], settings: TrialSettings) -> None:

@@ -43,9 +43,7 @@ def make_judge(suite: Suite, *, rejudge: bool = False) -> JudgeClient | None:
 
 def models_under_test(suite: Suite) -> set[str]:
     """The agent's model and every cell's: a judge may be none of them."""
-    models = {cell.delta.model for cell in suite.cells}
-    models.add(suite.config.agent.model)
-    return {model for model in models if model}
+    return suite.models_under_test
 
 
 def _agent(suite: Suite) -> Agent:
