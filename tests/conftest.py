@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,6 +42,26 @@ def _server(url: str, what: str) -> str:
     finally:
         engine.dispose()
     return url
+
+
+Sounding = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+@pytest.fixture(scope="session")
+def sounding() -> Sounding:
+    """Run the real `sounding` command line in a subprocess: `sounding("run", str(suite))`."""
+
+    def run(*args: str, cwd: Path | None = None, timeout: float = 120) -> Any:
+        return subprocess.run(
+            [sys.executable, "-m", "sounding.cli", *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            timeout=timeout,
+            check=False,
+        )
+
+    return run
 
 
 @pytest.fixture(scope="session")

@@ -3,27 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CASE = ROOT / "examples/support-records/cases/refunds.yaml"
 OK = ROOT / "examples/support-records/records/refund-ok.jsonl"
 
 
-def sounding(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sounding.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
-
-
-def test_score_prints_one_line_per_check_and_the_verdict() -> None:
+def test_score_prints_one_line_per_check_and_the_verdict(sounding: Any) -> None:
     done = sounding("score", str(CASE), "--record", str(OK))
     assert done.returncode == 0
     lines = done.stdout.strip().splitlines()
@@ -32,7 +20,7 @@ def test_score_prints_one_line_per_check_and_the_verdict() -> None:
     assert lines[-1].startswith("PASS composite 1.00 (threshold 1.00)")
 
 
-def test_score_needs_a_record_and_names_the_scenarios(tmp_path: Path) -> None:
+def test_score_needs_a_record_and_names_the_scenarios(tmp_path: Path, sounding: Any) -> None:
     assert "needs --record" in sounding("score", str(CASE)).stderr
     two = tmp_path / "two.yaml"
     two.write_text("scenarios:\n  - {id: a, user: x}\n  - {id: b, user: y}\n")
@@ -42,7 +30,7 @@ def test_score_needs_a_record_and_names_the_scenarios(tmp_path: Path) -> None:
     assert done.returncode == 2 and "no scenario 'c'" in done.stderr
 
 
-def test_a_malformed_record_is_a_usage_error_with_its_line(tmp_path: Path) -> None:
+def test_a_malformed_record_is_a_usage_error_with_its_line(tmp_path: Path, sounding: Any) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type": "user", "text": "hi"}\n{"type": "final", "text": oops}\n')
     done = sounding("score", str(CASE), "--record", str(bad), "--format", "jsonl")
@@ -50,7 +38,7 @@ def test_a_malformed_record_is_a_usage_error_with_its_line(tmp_path: Path) -> No
     assert "line 2" in done.stderr
 
 
-def test_an_errored_check_exits_3(tmp_path: Path) -> None:
+def test_an_errored_check_exits_3(tmp_path: Path, sounding: Any) -> None:
     (tmp_path / "checks").mkdir()
     (tmp_path / "checks/broken.py").write_text("raise SystemExit(4)\n")
     case = tmp_path / "c.yaml"
@@ -66,7 +54,7 @@ def test_an_errored_check_exits_3(tmp_path: Path) -> None:
 
 
 def test_validate_accepts_good_cases_and_refuses_bad_ones_with_file_and_line(
-    tmp_path: Path,
+    tmp_path: Path, sounding: Any
 ) -> None:
     assert sounding("validate", str(CASE)).stdout.startswith("ok: 1 case files, 1 scenarios")
     bad = tmp_path / "bad.yaml"
@@ -78,7 +66,7 @@ def test_validate_accepts_good_cases_and_refuses_bad_ones_with_file_and_line(
     assert f"{bad}:5" in done.stderr and "tool_called" in done.stderr
 
 
-def test_init_scaffolds_a_suite_that_runs_green(tmp_path: Path) -> None:
+def test_init_scaffolds_a_suite_that_runs_green(tmp_path: Path, sounding: Any) -> None:
     target = tmp_path / "evals"
     done = sounding("init", str(target))
     assert done.returncode == 0 and "next: sounding run" in done.stdout

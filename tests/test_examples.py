@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,19 +25,10 @@ EXPECTED = {
 }
 
 
-def sounding(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sounding.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
-
-
 @pytest.mark.parametrize("record", sorted(EXPECTED))
-def test_each_support_record_gets_its_verdict_for_the_right_reason(record: str) -> None:
+def test_each_support_record_gets_its_verdict_for_the_right_reason(
+    record: str, sounding: Any
+) -> None:
     verdict, failing = EXPECTED[record]
     done = sounding(
         "score",
@@ -57,7 +47,7 @@ def test_each_support_record_gets_its_verdict_for_the_right_reason(record: str) 
     assert failed == ([failing] if failing else [])
 
 
-def test_the_forbidden_tool_forces_the_composite_to_zero() -> None:
+def test_the_forbidden_tool_forces_the_composite_to_zero(sounding: Any) -> None:
     done = sounding(
         "score",
         str(RECORDS / "cases/refunds.yaml"),
@@ -68,7 +58,7 @@ def test_the_forbidden_tool_forces_the_composite_to_zero() -> None:
     assert json.loads(done.stdout)["composite"] == 0.0
 
 
-def test_a_lead_is_shown_but_never_changes_the_verdict() -> None:
+def test_a_lead_is_shown_but_never_changes_the_verdict(sounding: Any) -> None:
     done = sounding(
         "score",
         str(RECORDS / "cases/refunds.yaml"),
@@ -80,7 +70,7 @@ def test_a_lead_is_shown_but_never_changes_the_verdict() -> None:
     assert done.stdout.strip().splitlines()[-1].startswith("PASS")
 
 
-def test_the_quickstart_shows_pass_flaky_and_fail(tmp_path: Path) -> None:
+def test_the_quickstart_shows_pass_flaky_and_fail(tmp_path: Path, sounding: Any) -> None:
     suite = tmp_path / "quickstart"
     shutil.copytree(ROOT / "examples/quickstart", suite, ignore=shutil.ignore_patterns("results"))
     done = sounding("run", str(suite))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import types
 
 import pytest
 
@@ -217,3 +218,17 @@ def test_every_public_name_resolves(module: str) -> None:
     loaded = importlib.import_module(module)
     for name in loaded.__all__:
         assert getattr(loaded, name) is not None
+
+
+@pytest.mark.parametrize("module", sorted(PINNED))
+def test_all_names_exactly_the_public_names(module: str) -> None:
+    """Nothing public goes unlisted: every name without a leading underscore is in __all__."""
+    loaded = importlib.import_module(module)
+    public = {
+        name
+        for name, value in vars(loaded).items()
+        if not name.startswith("_")
+        and not isinstance(value, types.ModuleType)
+        and name not in {"annotations"}
+    }
+    assert public == set(loaded.__all__)

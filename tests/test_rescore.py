@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,36 +25,28 @@ def _suite(root: Path, calls: Path) -> None:
     )
 
 
-def _sounding(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sounding.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def test_rescoring_applies_todays_case_file_and_names_what_flipped(tmp_path: Path) -> None:
+def test_rescoring_applies_todays_case_file_and_names_what_flipped(
+    tmp_path: Path, sounding: Any
+) -> None:
     root, calls = tmp_path / "suite", tmp_path / "calls"
     _suite(root, calls)
-    first = _sounding("run", str(root))
+    first = sounding("run", str(root))
     assert "FLAKY q/answer  2/3" in first.stdout
     (run,) = (root / "results").iterdir()
     assert len(calls.read_text()) == 3
 
-    same = _sounding("score", str(run))
+    same = sounding("score", str(run))
     assert "re-scored 3 trials: 0 verdicts changed" in same.stdout
 
     case = root / "cases/q.yaml"
     case.write_text(case.read_text().replace("contains: answer", "contains: '42'"))
-    changed = _sounding("score", str(run), "--json")
+    changed = sounding("score", str(run), "--json")
     document: dict[str, Any] = json.loads(changed.stdout)
     assert document["schema"] == "sounding.rescore/1"
     assert document["trials"] == 3 and document["changed"] == []
 
     case.write_text(case.read_text().replace("contains: '42'", "contains: idea"))
-    flipped = _sounding("score", str(run))
+    flipped = sounding("score", str(run))
     lines = flipped.stdout.splitlines()
     assert "q/answer#1: fail → pass" not in lines
     assert any(
@@ -70,6 +61,6 @@ def test_rescoring_applies_todays_case_file_and_names_what_flipped(tmp_path: Pat
     assert len(calls.read_text()) == 3, "re-scoring ran the agent"
 
 
-def test_a_folder_that_is_not_a_run_is_a_usage_error(tmp_path: Path) -> None:
-    done = _sounding("score", str(tmp_path))
+def test_a_folder_that_is_not_a_run_is_a_usage_error(tmp_path: Path, sounding: Any) -> None:
+    done = sounding("score", str(tmp_path))
     assert done.returncode == 2 and "not a results folder" in done.stderr
