@@ -8,7 +8,7 @@ libraries are imported when a judge is built, not when sounding is imported.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -116,19 +116,8 @@ class OpenAITransport:
             raise JudgeError(f"{_where(self._config)} answered with no choices")
         return response.choices[0].message
 
-    @contextmanager
-    def _errors(self) -> Iterator[None]:
-        openai, where = self._openai, _where(self._config)
-        try:
-            yield
-        except openai.APITimeoutError:
-            raise JudgeError(_late(self._config)) from None
-        except openai.APIStatusError as exc:
-            raise JudgeError(f"{where} answered HTTP {exc.status_code}: {_said(exc)}") from None
-        except openai.APIConnectionError as exc:
-            raise JudgeError(f"{where} could not be reached: {exc}; check base_url") from None
-        except openai.OpenAIError as exc:
-            raise JudgeError(f"{where} failed: {type(exc).__name__}: {_said(exc)}") from None
+    def _errors(self) -> AbstractContextManager[None]:
+        return _sdk_errors(self._openai, self._openai.OpenAIError, self._config)
 
 
 class AnthropicTransport:
@@ -177,19 +166,24 @@ class AnthropicTransport:
             )
         return list(getattr(response, "content", None) or [])
 
-    @contextmanager
-    def _errors(self) -> Iterator[None]:
-        anthropic, where = self._anthropic, _where(self._config)
-        try:
-            yield
-        except anthropic.APITimeoutError:
-            raise JudgeError(_late(self._config)) from None
-        except anthropic.APIStatusError as exc:
-            raise JudgeError(f"{where} answered HTTP {exc.status_code}: {_said(exc)}") from None
-        except anthropic.APIConnectionError as exc:
-            raise JudgeError(f"{where} could not be reached: {exc}; check base_url") from None
-        except anthropic.AnthropicError as exc:
-            raise JudgeError(f"{where} failed: {type(exc).__name__}: {_said(exc)}") from None
+    def _errors(self) -> AbstractContextManager[None]:
+        return _sdk_errors(self._anthropic, self._anthropic.AnthropicError, self._config)
+
+
+@contextmanager
+def _sdk_errors(sdk: Any, base: type[Exception], config: JudgeConfig) -> Iterator[None]:
+    """An SDK's failures (both official clients name them alike) as one JudgeError each."""
+    where = _where(config)
+    try:
+        yield
+    except sdk.APITimeoutError:
+        raise JudgeError(_late(config)) from None
+    except sdk.APIStatusError as exc:
+        raise JudgeError(f"{where} answered HTTP {exc.status_code}: {_said(exc)}") from None
+    except sdk.APIConnectionError as exc:
+        raise JudgeError(f"{where} could not be reached: {exc}; check base_url") from None
+    except base as exc:
+        raise JudgeError(f"{where} failed: {type(exc).__name__}: {_said(exc)}") from None
 
 
 def _text(blocks: list[Any]) -> str:

@@ -32,12 +32,7 @@ def parse_anthropic(data: Any, source: str) -> RunRecord:
     """Read decoded JSON in one of the Anthropic shapes into a record."""
     messages, system, extra = _unwrap(data, source)
     reader = _Reader(source)
-    model = extra.pop("model", None)
-    if isinstance(model, str):
-        reader.builder.fields["model"] = model
-    elif model is not None:
-        extra["model"] = model
-    reader.builder.metadata.update(extra)
+    reader.builder.take_extra(extra)
     if system is not None:
         check_content(system, source, "system")
         reader.builder.message("system", system)

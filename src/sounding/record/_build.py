@@ -190,6 +190,15 @@ class RecordBuilder:
                     return text
         return None
 
+    def take_extra(self, extra: dict[str, Any]) -> None:
+        """The keys around a message list: `model` when it is a name, the rest as metadata."""
+        model = extra.pop("model", None)
+        if isinstance(model, str):
+            self.fields["model"] = model
+        elif model is not None:
+            extra["model"] = model
+        self.metadata.update(extra)
+
     def build(self) -> RunRecord:
         """Validate everything collected into one `RunRecord`."""
         if self.notes:

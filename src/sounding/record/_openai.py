@@ -33,12 +33,7 @@ def parse_openai(data: Any, source: str) -> RunRecord:
     """Read decoded JSON in one of the OpenAI shapes into a record."""
     messages, where, extra = _unwrap(data, source)
     reader = _Reader(source)
-    model = extra.pop("model", None)
-    if isinstance(model, str):
-        reader.builder.fields["model"] = model
-    elif model is not None:
-        extra["model"] = model
-    reader.builder.metadata.update(extra)
+    reader.builder.take_extra(extra)
     for index, message in enumerate(messages):
         reader.read(message, f"{where}[{index}]")
     return reader.builder.build()
