@@ -143,3 +143,32 @@ def test_the_command_line_compare_exits_by_the_verdict(
     assert json.loads(regressed.stdout)["regressions"] == 2
     usage = subprocess.run([*command, str(good)], capture_output=True, text=True, check=False)
     assert usage.returncode == 2 and "Missing argument 'CANDIDATE_DIR'" in usage.stderr
+
+
+def test_a_check_that_regressed_is_caught_even_when_the_pass_rate_holds(
+    tmp_path: Path, sounding: Any
+) -> None:
+    runs = []
+    for name, answer in (("base", "ok"), ("cand", "ok, and a great deal more words than before")):
+        suite = tmp_path / name
+        (suite / "cases").mkdir(parents=True)
+        (suite / "agent.py").write_text(f"import sys; sys.stdin.read(); print({answer!r})\n")
+        (suite / "sounding.toml").write_text(
+            f'[agent]\ncommand = ["{sys.executable}", "{{suite}}/agent.py"]\n'
+        )
+        (suite / "cases/c.yaml").write_text(
+            "scenarios:\n  - id: s\n    user: hi\n    trials: 10\n"
+            "    expect: [{final_answer_contains: ok}]\n"
+            "    leads: [{final_answer_max_chars: 10}]\n"
+        )
+        assert sounding("run", str(suite)).returncode == 0
+        runs.append(next((suite / "results").iterdir()))
+    result = compare_runs(*runs)
+    (gap,) = result.scenarios
+    assert gap.state == "inconclusive"  # every trial passed on both sides
+    assert gap.metric_states()["lead[0] final_answer_max_chars"] == "regression"
+    assert result.exit_code == 1
+    done = sounding("compare", str(runs[0]), str(runs[1]))
+    assert done.returncode == 1
+    assert "REGRESSION  lead[0] final_answer_max_chars" in done.stdout
+    assert "checks and metrics: 1 regressed, 0 improved" in done.stdout

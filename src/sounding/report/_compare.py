@@ -21,7 +21,15 @@ from rich.markup import escape
 
 from sounding.report._load import Results, ResultsError, StoredTrial, load_results
 from sounding.runner._run import ExitCode
-from sounding.scoring import Comparison, Direction, compare, measure_gap, publishable
+from sounding.scoring import (
+    Comparison,
+    Direction,
+    Statistic,
+    compare,
+    measure_gap,
+    publishable,
+    summarize,
+)
 
 COMPARE_SCHEMA = "sounding.compare/1"
 BASELINE, CANDIDATE = "baseline", "candidate"
@@ -42,6 +50,10 @@ class Gap:
     duration: Comparison | None = None
     cost: Comparison | None = None
     note: str = ""  # why the pass rate has no comparison
+    metrics: dict[str, Comparison] = field(default_factory=dict)  # per check and metric
+
+    def metric_states(self) -> dict[str, str]:
+        return {name: _state(c) for name, c in self.metrics.items()}
 
     @property
     def label(self) -> str:
@@ -53,12 +65,7 @@ class Gap:
     @property
     def state(self) -> str:
         """regression, improvement, inconclusive, withheld, or not compared."""
-        rate = self.pass_rate
-        if rate is None:
-            return "not compared"
-        if rate.withheld:
-            return "withheld"
-        return rate.direction.value if rate.direction else "inconclusive"
+        return _state(self.pass_rate)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -70,7 +77,18 @@ class Gap:
             "duration_s": _dump(self.duration),
             "cost_usd": _dump(self.cost),
             "note": self.note,
+            "metrics": {
+                name: {"state": _state(c), **(_dump(c) or {})} for name, c in self.metrics.items()
+            },
         }
+
+
+def _state(comparison: Comparison | None) -> str:
+    if comparison is None:
+        return "not compared"
+    if comparison.withheld:
+        return "withheld"
+    return comparison.direction.value if comparison.direction else "inconclusive"
 
 
 @dataclass(frozen=True)
@@ -90,12 +108,18 @@ class RunComparison:
         return [*self.scenarios, *self.cells]
 
     def count(self, state: str) -> int:
+        """Pass-rate gaps in that state."""
         return sum(gap.state == state for gap in self.gaps)
+
+    def metric_count(self, state: str) -> int:
+        """Check and metric gaps (per scenario) in that state."""
+        return sum(list(g.metric_states().values()).count(state) for g in self.scenarios)
 
     @property
     def exit_code(self) -> int:
         """1 when a regression is established; 3 when verdicts were withheld; 0 otherwise."""
-        if self.count(Direction.REGRESSION.value):
+        regression = Direction.REGRESSION.value
+        if self.count(regression) or self.metric_count(regression):
             return ExitCode.FAIL
         return ExitCode.ERROR if self.withheld else ExitCode.PASS
 
@@ -112,6 +136,8 @@ class RunComparison:
             "only_in_candidate": self.only_candidate,
             **{f"{s}s": self.count(s) for s in ("regression", "improvement")},
             "inconclusive": self.count("inconclusive"),
+            "metric_regressions": self.metric_count("regression"),
+            "metric_improvements": self.metric_count("improvement"),
             "exit_code": self.exit_code,
         }
 
@@ -179,7 +205,26 @@ def _gap(
         duration=_measure(left, right, lambda t: t.duration_ms / 1000),
         cost=_measure(left, right, lambda t: t.cost_usd),
         note=note,
+        metrics={} if whole_cell else _metric_gaps(left, right),
     )
+
+
+def _metric_gaps(left: list[StoredTrial], right: list[StoredTrial]) -> dict[str, Comparison]:
+    """Each check and validator metric both sides judged, compared like the pass rate."""
+    before = [t.metric_values() for t in left]
+    after = [t.metric_values() for t in right]
+    names = dict.fromkeys(name for values in (*before, *after) for name in values)
+    keys = _pair_keys(left), _pair_keys(right)
+    paired = set(keys[0]) == set(keys[1])
+    gaps = {}
+    for name in names:
+        ref, cand = [v.get(name) for v in before], [v.get(name) for v in after]
+        kinds = {summarize(ref).statistic, summarize(cand).statistic}
+        if len(kinds) == 1 and kinds <= {Statistic.RATE, Statistic.MEDIAN}:
+            gaps[name] = compare(
+                ref, cand, paired=paired, keys=keys if paired else None, names=NAMES
+            )
+    return gaps
 
 
 def _rate(left: list[StoredTrial], right: list[StoredTrial]) -> tuple[Comparison | None, str]:
@@ -231,7 +276,15 @@ def _withholder(base: Results, cand: Results) -> Callable[[Gap], Gap]:
             recorded_trials=recorded,
             invalid_trials=invalid,
         )
-        return Gap(gap.cell, gap.case, gap.scenario, shown, gap.duration, gap.cost, gap.note)
+        metrics = {
+            name: publishable(
+                c, expected_trials=expected, recorded_trials=recorded, invalid_trials=invalid
+            )
+            for name, c in gap.metrics.items()
+        }
+        return Gap(
+            gap.cell, gap.case, gap.scenario, shown, gap.duration, gap.cost, gap.note, metrics
+        )
 
     return apply
 
@@ -301,6 +354,13 @@ def print_comparison(console: Console, result: RunComparison) -> None:
     console.print("\npass rate, candidate − baseline (95% bootstrap interval of the gap):")
     for gap in result.gaps:
         console.print(_rate_line(gap))
+        for name, comparison in gap.metrics.items():
+            state = _state(comparison)
+            if state in ("regression", "improvement"):
+                console.print(
+                    f"    [{_STYLE[state]}]{state.upper():<11}[/] {escape(name)}  "
+                    f"{escape(comparison.interval.describe(signed=True))}"
+                )
     _print_measures(console, "duration per trial (seconds)", [(g, g.duration) for g in result.gaps])
     _print_measures(console, "cost per trial (USD)", [(g, g.cost) for g in result.gaps])
     for title, labels in (
@@ -353,6 +413,9 @@ def _closing(result: RunComparison) -> str:
         f"{result.count('regression')} regressions, {result.count('improvement')} improvements "
         f"established; {result.count('inconclusive')} inconclusive"
     )
+    worse, better = result.metric_count("regression"), result.metric_count("improvement")
+    if worse or better:
+        counts += f"; checks and metrics: {worse} regressed, {better} improved"
     if result.withheld:
         return f"{counts}; {result.count('withheld')} withheld (the runs are not comparable yet)"
     return counts

@@ -52,6 +52,19 @@ class StoredTrial(_Stored):
     attempts: int = 0
     usage: dict[str, Any] = {}
     score: TrialScore | None = None
+    metrics: dict[str, Any] = {}
+
+    def metric_values(self) -> dict[str, Any]:
+        """Each check's outcome (True/False, None when not judged) and the validators'
+        metrics; nothing for an errored trial, which is left out of every statistic."""
+        if self.outcome is None or self.score is None:
+            return {}
+        values: dict[str, Any] = {
+            m.name: m.result.status.value == "passed" if m.result.judged else None
+            for m in self.score.checks
+        }
+        values.update(self.metrics)
+        return values
 
     @property
     def key(self) -> TrialKey:
