@@ -1,5 +1,6 @@
 """Scoring: the composite of one trial, verdicts over trials, and comparisons of cells."""
 
+from sounding.scoring._gaps import compare, measure_gap, publishable
 from sounding.scoring._scenario import (
     Aggregation,
     ScenarioResult,
@@ -15,10 +16,7 @@ from sounding.scoring._stats import (
     Interval,
     Statistic,
     Summary,
-    compare,
     interval,
-    measure_gap,
-    publishable,
     summarize,
 )
 from sounding.scoring._trial import Kind, Measured, TrialScore, TrialVerdict, composite, score_trial
