@@ -54,15 +54,15 @@ def main() -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 def validate(paths: tuple[Path, ...]) -> None:
     """Check case files (or every case of a suite folder) without running or scoring."""
-    files: list[Path] = []
+    cases: list[Case] = []
     for path in paths:
-        files.extend(_case_files(path))
-    if not files:
-        _usage_error(f"no case files (*.yaml, *.yml, *.toml) under {', '.join(map(str, paths))}")
-    try:
-        cases = load_cases(files)
-    except SpecError as exc:
-        _usage_error(str(exc))
+        files = _case_files(path)
+        if not files:
+            _usage_error(f"no case files (*.yaml, *.yml, *.toml) under {path}")
+        try:  # inside a suite, fixtures, seeds and graders are checked to exist as well
+            cases.extend(load_cases(files, suite_dir=_suite_dir(files[0])))
+        except SpecError as exc:
+            _usage_error(str(exc))
     scenarios = sum(len(case.scenarios) for case in cases)
     _console().print(f"ok: {len(cases)} case files, {scenarios} scenarios")
 
@@ -131,6 +131,7 @@ def score(
 
 
 def _suite_dir(case_file: Path) -> Path:
+    """The suite a case file belongs to: the folder above `cases/`, or its own folder."""
     parent = case_file.resolve().parent
     return parent.parent if parent.name == "cases" else parent
 
