@@ -299,3 +299,11 @@ def test_a_callable_that_overruns_is_an_error_and_does_not_hold_the_run(suite: A
     assert "PASS  c/quick  3/3" in done.stdout
     slow = next(line for line in done.stdout.splitlines() if "c/slow" in line)
     assert slow.startswith("ERROR") and "timed out" in slow
+
+
+def test_a_misspelt_key_in_sounding_toml_names_the_closest(suite: Any) -> None:
+    suite.write("sounding.toml", '[agent]\ncommand = "cat"\n[ouput]\ndir = "r"\n')
+    suite.write("cases/c.yaml", "scenarios:\n  - {id: s, user: hi}\n")
+    done = suite.run()
+    assert done.returncode == 2
+    assert "ouput: unknown key; did you mean 'output'?" in done.stderr

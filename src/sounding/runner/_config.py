@@ -154,6 +154,21 @@ def _describe(path: Path, exc: ValidationError) -> str:
         key = ".".join(str(part) for part in error["loc"]) or "(top level)"
         message = error["msg"]
         if error["type"] == "extra_forbidden":
-            message = "unknown key"
+            message = _unknown_key(error["loc"])
         lines.append(f"{path}: {key}: {message}")
     return "\n".join(lines)
+
+
+def _unknown_key(loc: tuple[int | str, ...]) -> str:
+    """'unknown key', with the keys its table allows and the closest of them."""
+    model: Any = SuiteFile
+    for part in loc[:-1]:
+        field = model.model_fields.get(str(part)) if hasattr(model, "model_fields") else None
+        annotation = getattr(field, "annotation", None)
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return "unknown key"
+        model = annotation
+    allowed = list(model.model_fields)
+    close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return f"unknown key{hint} (allowed: {', '.join(allowed)})"

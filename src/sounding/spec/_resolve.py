@@ -139,6 +139,7 @@ class _CaseResolver:
         shared = _Shared.of(self._block(raw, ()))
         scenarios = [self._scenario(item, i, shared) for i, item in enumerate(raw.scenarios)]
         self._check_graders(scenarios, path)
+        self._check_scripts(scenarios, path)
         if self.problems:
             raise SpecError(self.problems)
         return Case(
@@ -150,6 +151,20 @@ class _CaseResolver:
             validators=self.validators,
         )
 
+    def _check_scripts(self, scenarios: list[Scenario], path: Path) -> None:
+        """A `custom` check's script must be a file of the suite, found now, not on a run."""
+        if self.suite_dir is None:
+            return
+        for scenario in scenarios:
+            for spec in _specs(scenario):
+                script = getattr(spec.params, "script", None)
+                if spec.type == "custom" and not (self.suite_dir / str(script)).is_file():
+                    message = (
+                        f"scenario '{scenario.id}': script '{script}' is not a file of "
+                        f"{self.suite_dir}; create it or fix `script`"
+                    )
+                    self.problems.append(Problem(str(path), spec.line, "custom.script", message))
+
     def _check_graders(self, scenarios: list[Scenario], path: Path) -> None:
         """A grader the suite does not hold is refused now, not discovered on a run."""
         if self.suite_dir is None:
@@ -157,8 +172,7 @@ class _CaseResolver:
         specs = [
             (scenario.id, spec)
             for scenario in scenarios
-            for spec in [i.check for i in scenario.invariants]
-            + [a.check for a in (*scenario.expect, *scenario.leads)]
+            for spec in _specs(scenario)
             if spec.type == "grader"
         ]
         if not specs:
@@ -342,3 +356,10 @@ class _CaseResolver:
 def _merged(case: dict[str, T], own: dict[str, T], unchanged: list[T]) -> list[T]:
     """By name, the scenario's over the case's, in the case's order then the scenario's."""
     return list({**case, **own}.values()) if own else unchanged
+
+
+def _specs(scenario: Scenario) -> list[CheckSpec]:
+    """Every check a scenario runs: invariants, expectations and leads."""
+    return [i.check for i in scenario.invariants] + [
+        a.check for a in (*scenario.expect, *scenario.leads)
+    ]

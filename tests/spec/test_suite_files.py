@@ -1,4 +1,4 @@
-"""A case naming a grader the suite does not hold is refused at load, with the closest name."""
+"""Files a case names in its suite (graders, custom scripts) are checked at load."""
 
 from __future__ import annotations
 
@@ -30,3 +30,14 @@ def test_an_unknown_grader_is_refused_with_line_and_closest_name(tmp_path: Path)
     message = str(caught.value)
     assert f"{path}:5:" in message
     assert "did you mean 'quality.answers'" in message
+
+
+def test_a_custom_script_the_suite_does_not_hold_is_refused_at_load(tmp_path: Path) -> None:
+    (tmp_path / "cases").mkdir()
+    case = tmp_path / "cases/c.yaml"
+    case.write_text(
+        "scenarios:\n  - id: s\n    user: x\n    invariants:\n"
+        "      c: {check: {type: custom, script: checks/nope.py}}\n"
+    )
+    with pytest.raises(SpecError, match=r"c\.yaml:5: custom\.script: .*'checks/nope\.py'"):
+        load_case(case, suite_dir=tmp_path)
