@@ -119,12 +119,7 @@ def _run(plan: TrialPlan, settings: TrialSettings, started: float) -> TrialOutco
             raise TrialInterrupted(plan.key.label)
         outcome_error = _agent_error(run)
         given_env = agent_env(settings.agent.env, plan)
-        secrets = {
-            **settings.base_secrets,
-            **secret_values(
-                {**settings.base_env, **given_env}, _declared(plan.scenario), given_env
-            ),
-        }
+        secrets = _secrets(settings, plan.scenario, given_env)
         _store_agent_output(plan.folder, run, secrets)
         record = build_record(plan.cell.turns(plan.scenario.user), run, plan.folder / "trace.jsonl")
         write_text(plan.folder / "record.json", redact(record.to_json(), secrets))
@@ -150,6 +145,16 @@ def _run(plan: TrialPlan, settings: TrialSettings, started: float) -> TrialOutco
     return TrialOutcome(
         plan.key, state, score, reason, _ms(started), attempts, usage, *found, *touched
     )
+
+
+def _secrets(
+    settings: TrialSettings, scenario: Scenario, given_env: dict[str, str]
+) -> dict[str, str]:
+    """Values no stored file may hold: the environment's secrets (found once per run), and
+    this trial's own: what the suite handed the agent, and what the scenario names."""
+    everything = {**settings.base_env, **given_env}
+    own = secret_values(everything, _declared(scenario), among=given_env)
+    return {**settings.base_secrets, **own}
 
 
 def _validate(plan: TrialPlan, settings: TrialSettings, evidence: Evidence) -> Validation:
