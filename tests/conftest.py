@@ -64,6 +64,16 @@ def sounding() -> Sounding:
     return run
 
 
+@pytest.fixture(scope="session", params=["sqlite", "postgresql", "mariadb"])
+def sql_servers(request: pytest.FixtureRequest) -> dict[str, str]:
+    """`ServiceSettings.servers` putting a sql service named `db` on each engine in turn."""
+    if request.param == "postgresql":
+        return {"db": request.getfixturevalue("postgres_url")}
+    if request.param == "mariadb":
+        return {"db": request.getfixturevalue("mariadb_url")}
+    return {}
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A server URL (SQLAlchemy form) of a PostgreSQL that answers."""

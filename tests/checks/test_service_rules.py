@@ -91,13 +91,9 @@ def test_a_real_mock_records_enough_without_record(tmp_path: Path) -> None:
 # ---- db_writes_outside -----------------------------------------------------------------------
 
 
-@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServiceSet]:
-    servers = {}
-    if request.param == "postgresql":
-        servers = {"db": request.getfixturevalue("postgres_url")}
-    elif request.param == "mariadb":
-        servers = {"db": request.getfixturevalue("mariadb_url")}
+@pytest.fixture
+def db(sql_servers: dict[str, str], tmp_path: Path) -> Iterator[ServiceSet]:
+    servers = sql_servers
     (tmp_path / "seed.sql").write_text(SEED)
     services = start_services(
         [{"name": "db", "type": "sql", "seed": "seed.sql"}],

@@ -22,17 +22,13 @@ INSERT INTO customers VALUES (2, 'bob@example.com', 12.50, FALSE, '50%');
 """
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql", "mariadb"])
+@pytest.fixture(scope="module")
 def db(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    sql_servers: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ServiceSet]:
     """One seeded database per engine for the module: the checks must leave it as it was."""
-    tmp_path = tmp_path_factory.mktemp(request.param)
-    servers = {}
-    if request.param == "postgresql":
-        servers = {"db": request.getfixturevalue("postgres_url")}
-    elif request.param == "mariadb":
-        servers = {"db": request.getfixturevalue("mariadb_url")}
+    tmp_path = tmp_path_factory.mktemp("db")
+    servers = sql_servers
     (tmp_path / "seed.sql").write_text(SEED)
     services = start_services(
         [{"name": "db", "type": "sql", "seed": "seed.sql"}],
