@@ -49,6 +49,7 @@ PINNED = {
         "Usage",
         "detect_format",
         "load_record",
+        "parse_otel",
         "parse_record",
     ],
     "sounding.checks": [

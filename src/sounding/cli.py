@@ -80,12 +80,12 @@ def _case_files(path: Path) -> list[Path]:
     "--record",
     "record_path",
     type=click.Path(exists=True, path_type=Path),
-    help="The run record to score (JSONL trace, OpenAI or Anthropic messages, or a record).",
+    help="The run record: a JSONL trace, OpenAI or Anthropic messages, OTLP/JSON, a record.",
 )
 @click.option(
     "--format",
     "record_format",
-    type=click.Choice(["sounding", "jsonl", "openai", "anthropic"]),
+    type=click.Choice(["sounding", "jsonl", "openai", "anthropic", "otel"]),
     help="The record's format; detected when omitted.",
 )
 @click.option(

@@ -120,7 +120,7 @@ def test_an_undetectable_text_says_what_was_seen(text: str, words: str) -> None:
 def test_an_unknown_format_name_suggests_the_closest() -> None:
     with pytest.raises(RecordError, match="did you mean 'openai'"):
         parse_record("[]", "open-ai")
-    assert RECORD_FORMATS == ("sounding", "jsonl", "openai", "anthropic")
+    assert RECORD_FORMATS == ("sounding", "jsonl", "openai", "anthropic", "otel")
 
 
 def test_another_schema_version_is_refused_with_the_fix() -> None:

@@ -13,6 +13,7 @@ from sounding.record._model import (
     ToolCall,
     Usage,
 )
+from sounding.record._otel import parse_otel
 from sounding.record._trace import TRACE_ENV, Trace
 
 __all__ = [
@@ -31,5 +32,6 @@ __all__ = [
     "Usage",
     "detect_format",
     "load_record",
+    "parse_otel",
     "parse_record",
 ]

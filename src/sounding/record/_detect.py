@@ -1,9 +1,9 @@
 """The ways into a run record: read a file or a text in a named or detected format.
 
 Formats: `sounding` (a stored `sounding.run/1` record), `jsonl` (the event stream agents
-write), `openai` (chat-completions messages, tau-bench entries) and `anthropic` (Messages
-API). With no format given, the text decides, and a failure says what was seen and why it
-fits no format.
+write), `openai` (chat-completions messages, tau-bench entries), `anthropic` (Messages API) and
+`otel` (OpenTelemetry GenAI spans, an OTLP/JSON export). With no format given, the text
+decides, and a failure says what was seen and why it fits no format.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from sounding.record._build import RecordError, json_kind, validate_record
 from sounding.record._jsonl import parse_jsonl
 from sounding.record._model import SCHEMA, RunRecord
 from sounding.record._openai import parse_openai
+from sounding.record._otel import parse_otel
 
-RECORD_FORMATS = ("sounding", "jsonl", "openai", "anthropic")
+RECORD_FORMATS = ("sounding", "jsonl", "openai", "anthropic", "otel")
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 _PASS_FORMAT = f"pass the format explicitly (one of: {', '.join(RECORD_FORMATS)})"
 _OPENAI_ROLES = frozenset({"tool", "function", "developer"})
@@ -99,6 +100,7 @@ def parse_sounding(data: Any, source: str) -> RunRecord:
 _PARSERS: dict[str, Callable[[Any, str], RunRecord]] = {
     "sounding": parse_sounding,
     "openai": parse_openai,
+    "otel": parse_otel,
     "anthropic": parse_anthropic,
 }
 
@@ -158,11 +160,15 @@ def _first_line_is_event(text: str) -> bool:
 
 def _classify(data: Any, source: str) -> tuple[str, str]:
     if isinstance(data, list):
+        if data and all(isinstance(s, dict) and "traceId" in s and "spanId" in s for s in data):
+            return "otel", "a list of spans with 'traceId' and 'spanId'"
         return _classify_messages(data, source, system=False)
     if not isinstance(data, dict):
         raise RecordError(source, f"a JSON {json_kind(data)} is no run record", _PASS_FORMAT)
     if "schema" in data:
         return "sounding", "it has a 'schema' key (a stored record)"
+    if "resourceSpans" in data:
+        return "otel", "it has 'resourceSpans' (an OTLP/JSON trace export)"
     if "traj" in data:
         return "openai", "it has a 'traj' list (a tau-bench entry)"
     if isinstance(data.get("messages"), list):
@@ -172,8 +178,8 @@ def _classify(data: Any, source: str) -> tuple[str, str]:
     keys = ", ".join(list(data)[:8]) or "none"
     raise RecordError(
         source,
-        f"cannot tell the format: an object with none of 'schema', 'messages', 'traj' "
-        f"(its keys: {keys})",
+        "cannot tell the format: an object with none of 'schema', 'messages', 'traj', "
+        f"'resourceSpans' (its keys: {keys})",
         _PASS_FORMAT,
     )
 

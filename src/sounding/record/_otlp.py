@@ -1,0 +1,249 @@
+"""OTLP/JSON trace exports read into plain spans (GenAI meaning is `_otel.py`'s business).
+
+An export is `{"resourceSpans": [{"resource", "scopeSpans": [{"scope", "spans"}]}]}` (older
+exporters say `instrumentationLibrarySpans`); a plain list of spans is read too. Attribute
+values (`stringValue`, `intValue` as a string, `arrayValue`, `kvlistValue`, ...) become plain
+Python values, times stay integer nanoseconds, and a shape that cannot be read is a
+`RecordError` naming its place (`resourceSpans[0].scopeSpans[1].spans[3].attributes[2]`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from sounding.record._build import RecordError, json_kind
+
+OPERATION = "gen_ai.operation.name"
+SHAPES = (
+    'give an OTLP/JSON trace export {"resourceSpans": [...]} or a list of spans, '
+    "each with 'traceId', 'spanId', 'startTimeUnixNano' and 'endTimeUnixNano'"
+)
+
+
+@dataclass
+class Span:
+    """One span: ids, name, times in nanoseconds, attributes and events as plain values,
+    whether its status is ERROR (and its message), and where in the export it was."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str
+    name: str
+    start: int
+    end: int
+    attrs: dict[str, Any]
+    events: list[dict[str, Any]]
+    error: bool
+    status: str
+    where: str
+    origin: int  # which resource/scope it came from (an index into the export's origins)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def operation(self) -> str | None:
+        """The GenAI operation (`chat`, `execute_tool`, ...), None on a span of another kind."""
+        value = self.attrs.get(OPERATION)
+        return value if isinstance(value, str) else None
+
+
+@dataclass
+class Export:
+    """What the export says besides spans: (resource attributes, scope) per scope block, and
+    notes on what the exporter left out."""
+
+    origins: list[tuple[dict[str, Any], str | None]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def read_export(data: Any, source: str) -> tuple[list[Span], Export]:
+    """Every span of an export (or of a list of spans), in the order written."""
+    export = Export()
+    if isinstance(data, list):
+        export.origins.append(({}, None))
+        return [_read_span(s, f"[{i}]", 0, source, export) for i, s in enumerate(data)], export
+    if not isinstance(data, dict) or not isinstance(data.get("resourceSpans"), list):
+        raise RecordError(source, f"a JSON {json_kind(data)} without 'resourceSpans'", SHAPES)
+    spans: list[Span] = []
+    for r, block in enumerate(data["resourceSpans"]):
+        spans.extend(_read_resource(block, f"resourceSpans[{r}]", source, export))
+    return spans, export
+
+
+def _read_resource(block: Any, where: str, source: str, export: Export) -> list[Span]:
+    """The spans of one resource, each tied to its resource attributes and scope."""
+    resource = _object(_object(block, where, source).get("resource") or {}, where, source)
+    attrs = _attributes(resource.get("attributes"), source, f"{where}.resource.attributes")
+    spans = []
+    for s, scoped in enumerate(_scoped(block, where, source)):
+        place = f"{where}.scopeSpans[{s}]"
+        scope = _object(_object(scoped, place, source).get("scope") or {}, place, source)
+        export.origins.append((attrs, _scope_name(scope)))
+        origin = len(export.origins) - 1
+        for i, span in enumerate(_list(scoped.get("spans"), f"{place}.spans", source)):
+            spans.append(_read_span(span, f"{place}.spans[{i}]", origin, source, export))
+    return spans
+
+
+def _scoped(block: dict[str, Any], where: str, source: str) -> list[Any]:
+    """A resource's scope blocks (`instrumentationLibrarySpans` in older exports)."""
+    key = "scopeSpans" if "scopeSpans" in block else "instrumentationLibrarySpans"
+    return _list(block.get(key), f"{where}.{key}", source)
+
+
+def _scope_name(scope: dict[str, Any]) -> str | None:
+    name = scope.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    return f"{name} {scope['version']}" if isinstance(scope.get("version"), str) else name
+
+
+def _read_span(raw: Any, where: str, origin: int, source: str, export: Export) -> Span:
+    span = _object(raw, where, source)
+    trace_id, span_id = span.get("traceId"), span.get("spanId")
+    if not (isinstance(trace_id, str) and trace_id and isinstance(span_id, str) and span_id):
+        raise RecordError(source, "a span without a 'traceId' and a 'spanId'", SHAPES, where=where)
+    status = span.get("status") or {}
+    _note_dropped(span, where, export)
+    return Span(
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_id=str(span.get("parentSpanId") or ""),
+        name=str(span.get("name") or ""),
+        start=_nanos(span, "startTimeUnixNano", where, source),
+        end=_nanos(span, "endTimeUnixNano", where, source),
+        attrs=_attributes(span.get("attributes"), source, f"{where}.attributes"),
+        events=[_read_event(e, f"{where}.events[{n}]", source) for n, e in _enum(span, "events")],
+        error=status.get("code") in (2, "2", "STATUS_CODE_ERROR", "ERROR"),
+        status=str(status.get("message") or ""),
+        where=where,
+        origin=origin,
+        extra={"links": span["links"]} if span.get("links") else {},
+    )
+
+
+def _enum(span: dict[str, Any], key: str) -> enumerate[Any]:
+    value = span.get(key) or []
+    return enumerate(value if isinstance(value, list) else [value])
+
+
+def _read_event(raw: Any, where: str, source: str) -> dict[str, Any]:
+    event = _object(raw, where, source)
+    attrs = _attributes(event.get("attributes"), source, f"{where}.attributes")
+    return {"name": str(event.get("name") or ""), "attributes": attrs}
+
+
+def _note_dropped(span: dict[str, Any], where: str, export: Export) -> None:
+    for key in ("droppedAttributesCount", "droppedEventsCount", "droppedLinksCount"):
+        if span.get(key):
+            what = key.removeprefix("dropped").removesuffix("Count").lower()
+            export.notes.append(f"{where}: the exporter dropped {span[key]} {what} of this span")
+
+
+def _nanos(span: dict[str, Any], key: str, where: str, source: str) -> int:
+    value = span.get(key)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    raise RecordError(
+        source,
+        f"'{key}' is {json.dumps(value)}",
+        "OTLP/JSON gives times as nanoseconds since the epoch, in a string such as "
+        '"1718000000000000000"',
+        where=f"{where}.{key}",
+    )
+
+
+def _object(value: Any, where: str, source: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise RecordError(source, f"a JSON {json_kind(value)}, not an object", SHAPES, where=where)
+    return value
+
+
+def _list(value: Any, where: str, source: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise RecordError(source, f"a JSON {json_kind(value)}, not a list", SHAPES, where=where)
+    return value
+
+
+def _attributes(raw: Any, source: str, where: str) -> dict[str, Any]:
+    """OTLP key/value attributes (or a plain object of them) as a dict of plain values."""
+    if raw is None:
+        return {}
+    if isinstance(raw, dict):
+        return dict(raw)
+    out: dict[str, Any] = {}
+    for n, item in enumerate(_list(raw, where, source)):
+        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+            raise RecordError(
+                source,
+                "an attribute without a string 'key'",
+                'attributes are [{"key": "...", "value": {"stringValue": "..."}}, ...]',
+                where=f"{where}[{n}]",
+            )
+        out[item["key"]] = _any_value(item.get("value"), f"{where}[{n}].value", source)
+    return out
+
+
+def _any_value(value: Any, where: str, source: str) -> Any:
+    """An OTLP `AnyValue` (`stringValue`, `intValue`, ..., `kvlistValue`) as a plain value."""
+    if value is None or value == {}:
+        return None
+    box = _object(value, where, source)
+    if "arrayValue" in box:
+        items = _object(box["arrayValue"], where, source).get("values")
+        return [_any_value(v, f"{where}.values[{i}]", source) for i, v in enumerate(items or [])]
+    if "kvlistValue" in box:
+        return _attributes(_object(box["kvlistValue"], where, source).get("values"), source, where)
+    for kind, read in (("stringValue", str), ("boolValue", bool), ("bytesValue", str)):
+        if kind in box:
+            return read(box[kind])
+    for kind, number in (("intValue", int), ("doubleValue", float)):
+        if kind in box:
+            try:
+                return number(box[kind])
+            except (TypeError, ValueError):
+                raise RecordError(
+                    source, f"{kind} {json.dumps(box[kind])} is not a number", where=where
+                ) from None
+    raise RecordError(
+        source,
+        f"an attribute value with none of the OTLP kinds (its keys: {', '.join(box)})",
+        "a value is one of stringValue, boolValue, intValue, doubleValue, arrayValue, "
+        "kvlistValue, bytesValue",
+        where=where,
+    )
+
+
+def pick_trace(spans: list[Span], trace_id: str | None, source: str) -> list[Span]:
+    """The spans of one trace: the only one, or the one named; otherwise say which exist."""
+    if not spans:
+        raise RecordError(source, "the export holds no spans", SHAPES)
+    traces: dict[str, list[Span]] = {}
+    for span in spans:
+        traces.setdefault(span.trace_id, []).append(span)
+    if trace_id is not None and trace_id in traces:
+        return traces[trace_id]
+    if trace_id is None and len(traces) == 1:
+        return spans
+    listed = "; ".join(_describe_trace(tid, group) for tid, group in traces.items())
+    problem = (
+        f"the export holds {len(traces)} traces ({listed}); a record is one trace"
+        if trace_id is None
+        else f"no trace '{trace_id}' in the export (it holds: {listed})"
+    )
+    raise RecordError(
+        source,
+        problem,
+        "name one with parse_otel(data, source, trace_id=...), or export a single trace",
+    )
+
+
+def _describe_trace(trace_id: str, spans: list[Span]) -> str:
+    ids = {s.span_id for s in spans}
+    roots = [s.name for s in spans if s.parent_id not in ids]
+    return f"{trace_id} ({len(spans)} spans, root '{roots[0] if roots else '?'}')"
