@@ -45,8 +45,10 @@ def main() -> None:
     """sounding: does my agent work, reliably?
 
     \b
-    Exit codes: 0 everything passed; 1 a scenario or trial failed (or was flaky);
-    2 usage error or a bad suite / case / record file; 3 an error prevented a verdict.
+    Exit codes: 0 everything passed; 1 a scenario or trial failed (or was flaky),
+    or `compare` established a regression; 2 usage error or a bad suite / case /
+    record file; 3 an error prevented a verdict (or `compare` withheld it);
+    130 interrupted (finish with `sounding run SUITE --resume RUN_ID`).
     """
 
 
@@ -296,8 +298,10 @@ def report(
 @click.argument("candidate_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison (sounding.compare/1).")
 def compare(baseline_dir: Path, candidate_dir: Path, as_json: bool) -> None:
-    """Which pass-rate differences between two runs survive resampling. Exit 1 on an
-    established regression, 0 otherwise, 2 when a folder cannot be read."""
+    """Which differences between two runs (pass rates, checks, metrics) survive resampling.
+
+    Exit 1 on an established regression, 3 when a run is incomplete or errored (nothing is
+    published), 2 when a folder cannot be read, 0 otherwise."""
     from sounding.report import compare_command
 
     raise SystemExit(compare_command(baseline_dir, candidate_dir, as_json))
