@@ -148,7 +148,7 @@ def run_suite(
             on_note(note)
     plans = _plan(suite, cases, options, layout)
     write_json(layout.run_file, _run_document(suite, options, layout, plans))
-    pending = [p for p in plans if not (p.folder / "trial.json").is_file()]
+    pending = _unfinished(plans) if options.resume else plans  # a new run's folder is empty
     if on_plan:
         on_plan(len(plans), len(plans) - len(pending))
     try:
@@ -260,13 +260,19 @@ def _select(cases: list[Case], scenario_ids: list[str]) -> list[tuple[Case, Scen
     return chosen
 
 
+def _unfinished(plans: list[TrialPlan]) -> list[TrialPlan]:
+    """The trials of a resumed run that left no trial.json; what they left is cleared."""
+    pending = [p for p in plans if not (p.folder / "trial.json").is_file()]
+    for plan in pending:
+        if plan.folder.exists():
+            shutil.rmtree(plan.folder)  # an unfinished trial of a killed run starts over
+    return pending
+
+
 def _execute(
     plans: list[TrialPlan], settings: TrialSettings, parallel: int, on_trial: Progress | None
 ) -> dict[TrialKey, TrialOutcome]:
     """Run the trials; every outcome is also on disk (trial.json) when this returns."""
-    for plan in plans:
-        if plan.folder.exists():
-            shutil.rmtree(plan.folder)  # an unfinished trial of a killed run starts over
     done: dict[TrialKey, TrialOutcome] = {}
     RUNNING.stopping.clear()
     pool = ThreadPoolExecutor(max_workers=max(parallel, 1))
