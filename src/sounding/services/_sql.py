@@ -367,10 +367,6 @@ def restore_sql(
     return _with_password(str(url), name, settings), details
 
 
-def _place(url: URL) -> tuple[str | None, int | None, str | None]:
-    return url.host, url.port, url.username
-
-
 def _with_password(url: str, name: str, settings: ServiceSettings | None) -> str:
     """Stored URLs carry no password; take it from a settings server on the same host."""
     from sqlalchemy.engine import make_url

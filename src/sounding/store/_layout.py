@@ -77,10 +77,6 @@ class RunLayout:
         parts = (safe_name(key.cell), safe_name(key.case), safe_name(key.scenario), str(key.trial))
         return self.root.joinpath("trials", *parts)
 
-    def trial_dirs(self) -> list[Path]:
-        """Every finished trial's folder, in a stable order."""
-        return sorted(p.parent for p in self.root.glob("trials/*/*/*/*/trial.json"))
-
 
 def new_run_id(now: datetime | None = None) -> str:
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
