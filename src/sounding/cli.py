@@ -99,6 +99,7 @@ def _case_files(path: Path) -> list[Path]:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the versioned machine-readable result."
 )
+@click.option("--trace-id", help="The trace to score, when an OpenTelemetry export holds several.")
 @click.option("--rejudge", is_flag=True, help="Ask the judge again instead of reading its cache.")
 def score(
     target: Path,
@@ -107,6 +108,7 @@ def score(
     workspace: Path | None,
     scenario_id: str | None,
     as_json: bool,
+    trace_id: str | None,
     rejudge: bool,
 ) -> None:
     """Score a record against a case file (TARGET is a case file), or re-score a stored run
@@ -120,7 +122,7 @@ def score(
     try:
         case = load_case(target)
         scenario = _pick_scenario(case, scenario_id)
-        record = load_record(record_path, format=record_format)
+        record = load_record(record_path, format=record_format, trace_id=trace_id)
     except (SpecError, RecordError) as exc:
         _usage_error(str(exc))
     evidence = Evidence(record=record, workspace=workspace, scenario_id=scenario.id)

@@ -374,3 +374,21 @@ def test_sounding_score_reads_an_export(tmp_path: Path, sounding: Any) -> None:
     failed = sounding("score", str(case), "--record", str(ERRORED_TOOL), "--format", "otel")
     assert failed.returncode == 1
     assert "tool 'lookup_order' was never called" in failed.stdout
+
+
+def test_sounding_score_picks_one_trace_of_several(tmp_path: Path, sounding: Any) -> None:
+    export = json.loads(TOOL_AGENT.read_text())
+    other = json.loads(TOOL_AGENT.read_text())
+    for span in other["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        span["traceId"] = "f" * 32
+    export["resourceSpans"] += other["resourceSpans"]
+    both = tmp_path / "both.json"
+    both.write_text(json.dumps(export))
+    case = tmp_path / "case.yaml"
+    case.write_text(
+        "scenarios:\n  - id: s\n    user: x\n    expect: [{tool_called: lookup_order}]\n"
+    )
+    refused = sounding("score", str(case), "--record", str(both))
+    assert refused.returncode == 2 and "f" * 32 in refused.stderr
+    picked = sounding("score", str(case), "--record", str(both), "--trace-id", "f" * 32)
+    assert picked.returncode == 0, picked.stdout + picked.stderr

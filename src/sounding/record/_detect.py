@@ -30,16 +30,26 @@ _OPENAI_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
 _ANTHROPIC_BLOCKS = CALL_BLOCKS | {"tool_result", "image", "document", "thinking"}
 
 
-def load_record(path: Path | str, format: str | None = None) -> RunRecord:
-    """Read a run record from a file; a `.jsonl` / `.ndjson` name means the event stream."""
+def load_record(
+    path: Path | str, format: str | None = None, *, trace_id: str | None = None
+) -> RunRecord:
+    """Read a run record from a file; a `.jsonl` / `.ndjson` name means the event stream.
+
+    `trace_id` picks one trace of an OpenTelemetry export that holds several."""
     path = Path(path)
     text = _read_text(path)
     if format is None and path.suffix.lower() in JSONL_SUFFIXES:
         format = "jsonl"
-    return parse_record(text, format, source=str(path))
+    return parse_record(text, format, source=str(path), trace_id=trace_id)
 
 
-def parse_record(text: str, format: str | None = None, *, source: str = "<record>") -> RunRecord:
+def parse_record(
+    text: str,
+    format: str | None = None,
+    *,
+    source: str = "<record>",
+    trace_id: str | None = None,
+) -> RunRecord:
     """Read a run record from text in `format`, or in the format the text shows."""
     data: Any = None
     if format is None:
@@ -56,6 +66,10 @@ def parse_record(text: str, format: str | None = None, *, source: str = "<record
         return parse_jsonl(text, source)
     if data is None:
         data = decode_json(text, source)
+    if format == "otel":
+        return parse_otel(data, source, trace_id=trace_id)
+    if trace_id is not None:
+        raise RecordError(source, f"a trace id picks a trace of an `otel` export, not of {format}")
     return _PARSERS[format](data, source)
 
 
