@@ -59,6 +59,13 @@ def test_the_charts_draw_each_rate_with_its_interval(page: str) -> None:
     assert "12 judged trials, 3 errored left out" in page
 
 
+def test_every_check_gets_its_rate_with_an_interval(page: str) -> None:
+    table = page[page.index('<table class="metrics">') :]
+    table = table[: table.index("</table>")]
+    assert "expect[0] final_answer_contains: rate" in table
+    assert "12 judged trials; 10,000 draws, seed 20260729" in table
+
+
 @pytest.mark.chromium
 def test_the_page_loads_cleanly_and_a_click_opens_a_failing_trial(
     mixed_run: Path, page: str, browser: Any, tmp_path: Path

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from html import escape
 
 from sounding.report._load import ScenarioTrials, StoredTrial
-from sounding.scoring import Interval, interval
+from sounding.scoring import Interval, Statistic, interval, summarize
 
 _LABEL = 240  # width of the label column
 _BAR = 360  # width of a full bar (rate 1.0)
@@ -103,8 +103,26 @@ def metrics_table(trials: Sequence[StoredTrial]) -> str:
         measured = sum(v is not None for v in values)
         if measured:
             rows.append(_row(f"median {name}", interval(values), form, f"{measured} trials"))
+    rows.extend(_check_rows(scored))
     head = "<tr><th>metric</th><th>estimate</th><th>95% interval</th><th>over</th></tr>"
     return f'<table class="metrics">{head}{"".join(rows)}</table>'
+
+
+def _check_rows(scored: Sequence[StoredTrial]) -> list[str]:
+    """Every check and validator metric: a rate for yes/no values, a median for numbers."""
+    measured = [t.metric_values() for t in scored]
+    names = dict.fromkeys(name for values in measured for name in values)
+    rows = []
+    for name in names:
+        values = [m.get(name) for m in measured]
+        summary = summarize(values)
+        if summary.statistic is Statistic.RATE:
+            over = f"{summary.judged} judged trials"
+            rows.append(_row(f"{name}: rate", interval(values), lambda v: f"{v:.2f}", over))
+        elif summary.statistic is Statistic.MEDIAN:
+            over = f"{summary.judged} trials"
+            rows.append(_row(f"{name}: median", interval(values), lambda v: f"{v:.4g}", over))
+    return rows
 
 
 def _rate_row(trials: Sequence[StoredTrial]) -> str:
