@@ -7,6 +7,7 @@ import os
 import shlex
 import tomllib
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +74,9 @@ class Suite:
     root: Path
     config: SuiteFile
 
-    @property
+    @cached_property
     def cells(self) -> list[Cell]:
+        """The cells of `[cells]`, built (and checked) once."""
         return build_cells(self.config.cells)
 
     @property
