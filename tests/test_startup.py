@@ -15,22 +15,7 @@ HEAVY = ["anthropic", "openai", "psycopg", "pymysql", "sqlalchemy"]
 
 def heavy_loaded(code: str, cwd: Path) -> list[str]:
     """The heavy packages a fresh interpreter holds after running `code`."""
-    report = (
-        "import json, sys\n"
-        f"heavy = set({HEAVY!r})\n"
-        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & heavy)))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", f"{code}\n{report}"],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    loaded: list[str] = json.loads(done.stdout.splitlines()[-1])
-    return loaded
+    return loaded_modules(code, cwd, HEAVY)
 
 
 def test_importing_sounding_loads_no_database_driver_or_llm_client(tmp_path: Path) -> None:
@@ -59,3 +44,53 @@ def test_starting_a_sql_service_loads_sqlalchemy(tmp_path: Path) -> None:
         "    assert s.env['DATABASE_URL'].startswith('sqlite:///')\n"
     )
     assert "sqlalchemy" in heavy_loaded(code, tmp_path)
+
+
+def loaded_modules(code: str, cwd: Path, names: list[str]) -> list[str]:
+    """Which of `names` a fresh interpreter holds after running `code`."""
+    report = f"import json, sys\nprint(json.dumps([n for n in {names!r} if n in sys.modules]))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", f"{code}\n{report}"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded: list[str] = json.loads(done.stdout.splitlines()[-1])
+    return loaded
+
+
+def test_starting_the_command_line_loads_only_what_every_command_needs(tmp_path: Path) -> None:
+    """The runner, services, record importers, reports, YAML and rich load when a command
+    uses them, not when the command line starts: `sounding --help` pays for none of them."""
+    later = [
+        "sounding.runner._run",
+        "sounding.services",
+        "sounding.validators",
+        "sounding.report",
+        "sounding.record._otel",
+        "sounding.record._openai",
+        "sounding.record._anthropic",
+        "http.server",
+        "rich",
+        "yaml",
+    ]
+    assert loaded_modules("import sounding.cli", tmp_path, later) == []
+
+
+def test_importing_sounding_builds_no_model_validator(tmp_path: Path) -> None:
+    """Every model is built at first use (`sounding._deferred`): none at start-up."""
+    code = (
+        "import sounding.cli\n"
+        "from pydantic import BaseModel\n"
+        "def every(cls):\n"
+        "    for sub in cls.__subclasses__():\n"
+        "        yield sub\n"
+        "        yield from every(sub)\n"
+        "built = sorted(m.__qualname__ for m in set(every(BaseModel))\n"
+        "               if m.__module__.startswith('sounding') and m.__pydantic_complete__)\n"
+        "assert not built, built\n"
+    )
+    assert loaded_modules(code, tmp_path, []) == []

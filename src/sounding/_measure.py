@@ -6,7 +6,6 @@ verdict can still change the outcome; otherwise it is reported as skipped.
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +22,8 @@ def run_check(spec: CheckSpec, context: CheckContext) -> CheckResult:
     try:
         result = spec.check_type.run(spec.params, context)
     except Exception as exc:  # the runner boundary: a broken check never stops the others
+        import traceback  # only for a check that raised
+
         return CheckResult.error(
             f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8)
         )

@@ -6,19 +6,19 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
 from sounding._measure import measure_trial
 from sounding.checks import Evidence
 from sounding.record import RecordError, load_record
-from sounding.runner._config import SuiteConfigError, load_suite
-from sounding.runner._run import ExitCode
+from sounding.runner._exit import ExitCode
 from sounding.scoring import TrialScore
 from sounding.spec import Case, Scenario, SpecError, load_case, load_cases
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 SCORE_SCHEMA = "sounding.score/1"
 STATUS_STYLE = {
@@ -31,11 +31,19 @@ STATUS_STYLE = {
 
 
 def _console(stderr: bool = False) -> Console:
+    from rich.console import Console  # rich loads when a command prints, not at start-up
+
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
 def _usage_error(message: str) -> NoReturn:
-    _console(stderr=True).print(f"[red]error:[/] {escape(message)}")
+    _console(stderr=True).print(f"[red]error:[/] {_escape(message)}")
     raise SystemExit(ExitCode.USAGE)
 
 
@@ -174,18 +182,18 @@ def score_document(case: Case, scenario: Scenario, result: TrialScore) -> dict[s
 
 def _print_score(case: Case, scenario: Scenario, result: TrialScore) -> None:
     console = _console()
-    console.print(f"{escape(case.name)}/{escape(scenario.id)}")
+    console.print(f"{_escape(case.name)}/{_escape(scenario.id)}")
     for m in result.checks:
         status = m.result.status.value
         label = "LEAD" if m.kind.value == "lead" and status == "failed" else status.upper()
         style = "yellow" if label == "LEAD" else STATUS_STYLE[status]
         console.print(
-            f"  [{style}]{label:<8}[/] {escape(m.name):<40} {m.result.score:.2f}  "
-            f"{escape(m.result.reason)}"
+            f"  [{style}]{label:<8}[/] {_escape(m.name):<40} {m.result.score:.2f}  "
+            f"{_escape(m.result.reason)}"
         )
     shown = "—" if result.composite is None else f"{result.composite:.2f}"
     style = {"pass": "green", "fail": "red"}.get(result.verdict.value, "magenta")
-    reason = f"  {escape(result.reason)}" if result.reason else ""
+    reason = f"  {_escape(result.reason)}" if result.reason else ""
     console.print(
         f"[{style}]{result.verdict.value.upper()}[/] composite {shown} "
         f"(threshold {result.threshold:.2f}){reason}"
@@ -213,6 +221,7 @@ def run(
 ) -> None:
     """Run every scenario of SUITE_DIR (or the named CASES) several times and give verdicts."""
     from sounding.report._terminal import TrialProgress, print_summary
+    from sounding.runner._config import SuiteConfigError, load_suite
     from sounding.runner._run import RunInterrupted, RunOptions, run_suite
     from sounding.runner._setup import RunSetupError, prepare_run
     from sounding.runner._workspace import WorkspaceError
@@ -230,7 +239,7 @@ def run(
                 agent=agent,
                 settings_extra=extra,
                 on_trial=progress.finished,
-                on_note=lambda note: _console(stderr=True).print(f"[yellow]![/] {escape(note)}"),
+                on_note=lambda note: _console(stderr=True).print(f"[yellow]![/] {_escape(note)}"),
                 on_plan=progress.planned,
             )
     except (SuiteConfigError, SpecError, RunSetupError, WorkspaceError) as exc:
@@ -239,8 +248,8 @@ def run(
         where = stop.root.name if stop.root else "RUN_ID"
         _console(stderr=True).print(
             f"[yellow]interrupted[/]: {stop.finished} trials finished and kept in "
-            f"{escape(str(stop.root))}; finish the run with: "
-            f"sounding run {escape(str(suite_dir))} --resume {escape(where)}"
+            f"{_escape(str(stop.root))}; finish the run with: "
+            f"sounding run {_escape(str(suite_dir))} --resume {_escape(where)}"
         )
         raise SystemExit(ExitCode.INTERRUPTED) from None
     print_summary(_console(), result.lines, result.layout.root, time.monotonic() - started)
@@ -269,8 +278,8 @@ def init(directory: Path) -> None:
         _usage_error(str(exc))
     console = _console()
     for path in written:
-        console.print(f"  wrote {escape(str(path))}")
-    console.print(f"next: sounding run {escape(str(directory))}")
+        console.print(f"  wrote {_escape(str(path))}")
+    console.print(f"next: sounding run {_escape(str(directory))}")
 
 
 _OUT = click.Path(dir_okay=False, path_type=Path)
@@ -326,7 +335,7 @@ def form_export(run_dir: Path, out: Path | None) -> None:
     except FormError as exc:
         _usage_error(str(exc))
     left = "nothing left to fill" if not done.trials else f"{done.metrics} metrics to fill"
-    _console().print(f"wrote {escape(str(done.path))}: {done.trials} trials, {left}")
+    _console().print(f"wrote {_escape(str(done.path))}: {done.trials} trials, {left}")
 
 
 @form.command("import")

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
 
+from sounding._heap import long_lived
 from sounding._measure import measure_trial
 from sounding.checks import Evidence, Judge, ServiceEvidence
 from sounding.record import RunRecord
@@ -43,7 +45,9 @@ class Change:
         }
 
 
-def stored_evidence(folder: Path, scenario: Scenario, key: dict[str, Any]) -> Evidence:
+def stored_evidence(
+    folder: Path, scenario: Scenario, key: dict[str, Any], extra: dict[str, Any] | None = None
+) -> Evidence:
     """The evidence a trial left in its folder, as the checks saw it when it ran."""
     present = set(os.listdir(folder))  # one look at the folder, not a stat per file
 
@@ -63,7 +67,10 @@ def stored_evidence(folder: Path, scenario: Scenario, key: dict[str, Any]) -> Ev
         scenario_id=scenario.id,
         trial=int(key["trial"]),
         cell=str(key["cell"]),
-        extra={"trace_path": str(folder / "trace.jsonl")} if "trace.jsonl" in present else {},
+        extra={
+            **({"trace_path": str(folder / "trace.jsonl")} if "trace.jsonl" in present else {}),
+            **(extra or {}),
+        },
     )
 
 
@@ -91,6 +98,11 @@ def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
     Judge verdicts come from the judge's cache when the request is unchanged, so re-scoring
     never pays twice for the same verdict (unless the judge was made with `rejudge`).
     """
+    with long_lived() as settle:
+        return _rescore_run(run_dir, judge, settle)
+
+
+def _rescore_run(run_dir: Path, judge: Judge | None, settle: Callable[[], None]) -> Rescored:
     run = read_json(run_dir / "run.json")
     suite = Path(run["suite"])
     scenarios = {
@@ -98,22 +110,24 @@ def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
         for case in load_cases(_case_paths(suite), suite_dir=suite)
         for scenario in case.scenarios
     }
+    settle()
     configured = _configured_env(suite)
     cells = run.get("cells") or {}
-    found = Rescored()
     layout = RunLayout(run_dir)
+
+    found = Rescored()
     for key in run["trials"]:
-        trial_file = layout.trial_dir(TrialKey(**key)) / "trial.json"
+        folder = layout.trial_dir(TrialKey(**key))
         try:
-            stored = read_json(trial_file)
+            stored = read_json(folder / "trial.json")
         except FileNotFoundError:  # planned, never finished: nothing to re-score
             continue
         scenario = scenarios.get((stored["case"], stored["scenario"]))
         if stored["state"] != "scored" or scenario is None:
             continue
-        evidence = stored_evidence(trial_file.parent, scenario, stored)
-        given = {**configured, **scenario.env, **cells.get(stored["cell"], {}).get("env", {})}
-        evidence = replace(evidence, extra={**evidence.extra, "agent_env": given})
+        cell_env = cells.get(stored["cell"], {}).get("env", {})
+        given = {"agent_env": {**configured, **scenario.env, **cell_env}}
+        evidence = stored_evidence(folder, scenario, stored, given)
         evidence = Validation.from_trial(stored).applied(evidence)
         now = measure_trial(scenario, evidence, suite_dir=suite, judge=judge)
         found.verdicts[now.verdict.value] += 1

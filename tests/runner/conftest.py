@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +40,25 @@ class SuiteDir:
             timeout=timeout,
             check=False,
         )
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        """`sounding run` in the background, in a session of its own (signals reach it alone)."""
+        return subprocess.Popen(
+            [sys.executable, "-m", "sounding.cli", "run", str(self.root), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+
+    def interrupt(self, process: subprocess.Popen[str]) -> str:
+        """Ctrl-C, as the terminal sends it to sounding; it must stop at once. Its stderr."""
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=30)
+        assert time.monotonic() - started < 15, "Ctrl-C waited for the agent to finish"
+        assert process.returncode == 130, err
+        return err
 
     def runs(self) -> list[Path]:
         return sorted(p for p in (self.root / "results").iterdir() if p.is_dir())

@@ -5,21 +5,9 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
-
-
-def _start(suite: Any, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "sounding.cli", "run", str(suite.root), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
 
 
 def test_a_killed_run_resumes_without_rerunning_finished_trials(suite: Any, tmp_path: Path) -> None:
@@ -38,7 +26,7 @@ def test_a_killed_run_resumes_without_rerunning_finished_trials(suite: Any, tmp_
         """
     )
     suite.write("cases/long.yaml", "scenarios:\n  - {id: s, user: hi, trials: 6}\n")
-    process = _start(suite, "--parallel", "1")
+    process = suite.start("--parallel", "1")
     deadline = time.monotonic() + 30
     while not (log / "t4").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -82,15 +70,11 @@ def test_ctrl_c_stops_at_once_keeps_finished_trials_and_resumes(suite: Any, tmp_
         """
     )
     suite.write("cases/long.yaml", "scenarios:\n  - {id: s, user: hi, trials: 5}\n")
-    process = _start(suite, "--parallel", "1")
+    process = suite.start("--parallel", "1")
     deadline = time.monotonic() + 30
     while not (log / "t3").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    started = time.monotonic()
-    process.send_signal(signal.SIGINT)  # what Ctrl-C sends, to sounding alone
-    _out, err = process.communicate(timeout=30)
-    assert time.monotonic() - started < 15, "Ctrl-C waited for the agent to finish"
-    assert process.returncode == 130, err
+    err = suite.interrupt(process)
     (run,) = suite.runs()
     assert f"--resume {run.name}" in err and "2 trials finished" in err
     assert [t["trial"] for t in suite.trials(run)] == [1, 2]

@@ -271,6 +271,38 @@ def test_a_python_callable_agent(suite: Any) -> None:
     assert changes["touched"] == ["seen.txt"]
 
 
+def test_a_callable_gets_an_empty_workspace_only_when_it_asks_for_one(suite: Any) -> None:
+    suite.write(
+        "lazy_agent.py",
+        """
+        def answer(prompt, context):
+            if "write" in prompt:
+                (context.workspace / "note.txt").write_text(prompt)
+            return "done " + prompt
+        """,
+    )
+    suite.write("sounding.toml", '[agent]\ncallable = "lazy_agent:answer"\n')
+    suite.write(
+        "cases/c.yaml",
+        """
+        scenarios:
+          - {id: answers, user: just answer, expect: [{final_answer_contains: done}]}
+          - {id: writes, user: write it, expect: [{final_answer_contains: done}]}
+          - id: checked
+            user: just answer
+            expect: [{file_absent: note.txt}]
+        """,
+    )
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    trials = suite.runs()[0] / "trials/default/c"
+    assert not (trials / "answers/1/workspace").exists()  # never asked for, never made
+    written = json.loads((trials / "writes/1/trial.json").read_text())
+    assert written["touched"] == ["note.txt"]
+    assert (trials / "writes/1/workspace/note.txt").read_text() == "write it"
+    assert (trials / "checked/1/workspace").is_dir()  # a file check looks into it
+
+
 def test_a_callable_that_overruns_is_an_error_and_does_not_hold_the_run(suite: Any) -> None:
     suite.write(
         "slow_agent.py",

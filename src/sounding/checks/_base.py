@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sounding._deferred import DeferredModel
 from sounding.record import RunRecord
 
 if TYPE_CHECKING:
@@ -19,14 +20,22 @@ if TYPE_CHECKING:
 M = TypeVar("M", bound=BaseModel)
 
 
+# BaseModel's slots, set through their own descriptors: what `object.__setattr__` ends in,
+# without its lookup and checks on every call (a large case file builds tens of thousands)
+_SET_DICT = BaseModel.__dict__["__dict__"].__set__
+_SET_FIELDS_SET = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
+_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
 def trusted(cls: type[M], **values: Any) -> M:
     """A model from values the program itself made and knows to be valid (every field given):
     what `model_construct` does, without its per-call bookkeeping. Hot paths only."""
     model = cls.__new__(cls)
-    object.__setattr__(model, "__dict__", values)
-    object.__setattr__(model, "__pydantic_fields_set__", set(values))
-    object.__setattr__(model, "__pydantic_extra__", None)
-    object.__setattr__(model, "__pydantic_private__", None)
+    _SET_DICT(model, values)
+    _SET_FIELDS_SET(model, set(values))
+    _SET_EXTRA(model, None)
+    _SET_PRIVATE(model, None)
     return model
 
 
@@ -40,7 +49,7 @@ class Status(StrEnum):
     SKIPPED = "skipped"
 
 
-class CheckResult(BaseModel):
+class CheckResult(DeferredModel):
     """What one check found. `score` is in [0, 1]; it means nothing unless judged."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -89,7 +98,7 @@ class CheckResult(BaseModel):
         return cls(status=Status.SKIPPED, reason=reason)
 
 
-class Params(BaseModel):
+class Params(DeferredModel):
     """Base of every check's parameters: unknown keys are refused when the suite loads."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -95,6 +94,8 @@ def run_in_group(
     env: Mapping[str, str] | None = None,
 ) -> Finished:
     """Run `argv` in a new session; kill its whole process group when it ends or times out."""
+    import subprocess  # with a check that runs something, not with sounding
+
     process = subprocess.Popen(
         list(argv),
         cwd=cwd,

@@ -9,6 +9,7 @@ when it reaches `pass_threshold`. No judge, empty material, or no readable verdi
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -19,7 +20,7 @@ from pydantic import Field, field_validator
 from sounding.checks._base import CheckContext, CheckResult, Evidence, Params, Status
 from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside
 from sounding.checks._registry import registry
-from sounding.judge import JudgeError, Rubric, Verdict, judge_request, verdict_tool
+from sounding.judge import JudgeError, Rubric, Verdict, VerdictTool, judge_request, verdict_tool
 
 MAX_MATERIAL_CHARS = 100_000
 """What the judge reads at most: longer material is cut, and the cut is said."""
@@ -32,15 +33,19 @@ NO_JUDGE = (
 _SERVICE_BODY = re.compile(r"^(?P<service>[A-Za-z0-9_-]+)\.last_request\.body$")
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
 
-SCORE_TOOL = verdict_tool(
-    {"score": "number", "passed": "bool", "reason": "string"},
-    bounds={"score": (0.0, 1.0)},
-    hints={
-        "score": "0 when the material meets none of the criteria, 1 when it meets them all",
-        "passed": "whether the material meets the criteria",
-        "reason": "one or two sentences: what decided the score",
-    },
-)
+
+@functools.cache
+def score_tool() -> VerdictTool:
+    """The tool the judge answers through: `{score, passed, reason}`. Built at first use."""
+    return verdict_tool(
+        {"score": "number", "passed": "bool", "reason": "string"},
+        bounds={"score": (0.0, 1.0)},
+        hints={
+            "score": "0 when the material meets none of the criteria, 1 when it meets them all",
+            "passed": "whether the material meets the criteria",
+            "reason": "one or two sentences: what decided the score",
+        },
+    )
 
 
 class JudgeParams(Params):
@@ -85,7 +90,7 @@ def llm_as_judge(params: JudgeParams, context: CheckContext) -> CheckResult:
     request = judge_request(
         criteria=params.criteria,
         material=material,
-        tool=SCORE_TOOL,
+        tool=score_tool(),
         rubric=params.rubric,
         model=params.model,
         temperature=params.temperature,

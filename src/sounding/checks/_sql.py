@@ -9,7 +9,6 @@ commits implicitly), so there a statement that is not a query is refused before 
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
@@ -18,13 +17,13 @@ from urllib.parse import quote
 from sounding.checks._base import CheckContext, CheckResult, Params, ServiceEvidence
 from sounding.checks._registry import registry
 
-# Private modules on purpose: `sounding.services` imports this package while loading.
-from sounding.services._sql_server import database_message, engine_kind, open_engine
-from sounding.services._sql_text import SqlTextError, Statement, split_statements
+if TYPE_CHECKING:  # SQLAlchemy, sqlite3 and the sql service load when a sql check runs
+    import sqlite3
 
-if TYPE_CHECKING:  # SQLAlchemy loads when a sql check runs, not with sounding
     from sqlalchemy.engine import Connection, Engine
     from sqlalchemy.exc import DBAPIError
+
+    from sounding.services._sql_text import Statement
 
 FAMILY = "sql"
 
@@ -86,6 +85,8 @@ def first_value(url: str, query: str, timeout: float) -> Any:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import DBAPIError
 
+    from sounding.services._sql_server import database_message, engine_kind, open_engine
+
     kind = engine_kind(url)
     statement = _one_statement(query, kind)
     deadline = time.monotonic() + timeout
@@ -102,6 +103,8 @@ def first_value(url: str, query: str, timeout: float) -> Any:
 
 
 def _one_statement(query: str, kind: str) -> Statement:
+    from sounding.services._sql_text import SqlTextError, split_statements
+
     try:
         statements = split_statements(query, dialect=kind)
     except SqlTextError as exc:
@@ -121,6 +124,8 @@ def _one_statement(query: str, kind: str) -> Statement:
 
 
 def _sqlite_engine(url: str, deadline: float) -> Engine:
+    import sqlite3
+
     import sqlalchemy as sa
     from sqlalchemy.pool import NullPool
 
@@ -167,6 +172,8 @@ def _begin_read_only(connection: Connection, kind: str, timeout: float) -> None:
 
 
 def _timed_out(exc: DBAPIError) -> bool:
+    from sounding.services._sql_server import database_message
+
     text = database_message(exc).lower()
     return any(word in text for word in ("statement timeout", "max_statement_time", "interrupted"))
 

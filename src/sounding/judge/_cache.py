@@ -7,8 +7,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from sounding.store import write_json
-
 CACHE_SCHEMA = "sounding.judge-cache/1"
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 
@@ -38,5 +36,7 @@ class VerdictCache:
         return entry if entry.get("digest") == digest else None
 
     def put(self, digest: str, entry: dict[str, Any]) -> None:
+        from sounding.store import write_json  # with the first verdict kept, not at start-up
+
         self.folder.mkdir(parents=True, exist_ok=True)
         write_json(self.path(digest), {"schema": CACHE_SCHEMA, "digest": digest, **entry})

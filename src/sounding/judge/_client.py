@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from sounding._deferred import DeferredModel
 from sounding.judge._cache import VerdictCache
 from sounding.judge._config import JudgeConfig, api_key
 from sounding.judge._errors import JudgeError
@@ -17,7 +17,7 @@ from sounding.judge._providers import ANTHROPIC_MAX_TOKENS, Call, transport
 from sounding.judge._tool import Value, VerdictTool
 
 
-class Provenance(BaseModel):
+class Provenance(DeferredModel):
     """Who judged and how, recorded with every verdict; `digest` names the exact request."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -29,7 +29,7 @@ class Provenance(BaseModel):
     digest: str
 
 
-class Verdict(BaseModel):
+class Verdict(DeferredModel):
     """The judge's answer: one value per declared metric. `cached` when read from disk."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -119,6 +119,8 @@ class JudgeClient:
 
 def request_digest(provider: str, call: Call, tool: VerdictTool | None) -> str:
     """sha256 of the exact request: messages, tool schema, model, temperature, seed, limits."""
+    import hashlib  # OpenSSL loads with the first judged check, not with sounding
+
     payload = {
         "provider": provider,
         "model": call.model,

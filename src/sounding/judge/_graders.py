@@ -17,7 +17,6 @@ import os
 import queue
 import re
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -26,8 +25,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from sounding._deferred import DeferredModel
 from sounding.judge._errors import GraderError, JudgeError
 
 GRADERS_DIR = "checks"
@@ -41,7 +41,7 @@ _CONTRACT = 'True/False or {"pass": bool, "score": float in [0, 1]?, "why": str?
 _TAIL = 12
 
 
-class GraderAnswer(BaseModel):
+class GraderAnswer(DeferredModel):
     """What a grader decided. `score` is None when it gave none."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -220,6 +220,8 @@ class _Child:
     """The grader's process, with its stdout read line by line and its stderr kept."""
 
     def __init__(self, suite_dir: Path) -> None:
+        import subprocess  # with the first grader run, not with sounding
+
         self._process = subprocess.Popen(
             [sys.executable, str(CHILD)],
             stdin=subprocess.PIPE,

@@ -8,14 +8,13 @@ it cannot forge, and the judge is told to treat everything between them as data.
 
 from __future__ import annotations
 
-import hashlib
+from pydantic import ConfigDict, Field
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from sounding._deferred import DeferredModel
 from sounding.judge._tool import VerdictTool
 
 
-class Rubric(BaseModel):
+class Rubric(DeferredModel):
     """What passing and failing look like, shown to the judge (`rubric: {pass, fail}`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -24,7 +23,7 @@ class Rubric(BaseModel):
     fail: str | None = Field(default=None, min_length=1)
 
 
-class VerdictRequest(BaseModel):
+class VerdictRequest(DeferredModel):
     """One question to the judge: instructions, material, the tool to answer with.
 
     `model` and `temperature` override the configured judge for this request only.
@@ -49,6 +48,8 @@ def judge_request(
     temperature: float | None = None,
 ) -> VerdictRequest:
     """The blinded request for judging `material` against `criteria` (and a rubric)."""
+    import hashlib  # OpenSSL loads with the first judged check, not with sounding
+
     marker = "MATERIAL-" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:16]
     return VerdictRequest(
         system=_instructions(criteria, rubric, tool, marker),

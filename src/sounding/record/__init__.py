@@ -1,7 +1,13 @@
 """The run record (`sounding.run/1`) and the ways into it."""
 
 from sounding.record._build import RecordError
-from sounding.record._detect import RECORD_FORMATS, detect_format, load_record, parse_record
+from sounding.record._detect import (
+    RECORD_FORMATS,
+    detect_format,
+    load_record,
+    parse_otel,
+    parse_record,
+)
 from sounding.record._model import (
     SCHEMA,
     Approval,
@@ -13,7 +19,6 @@ from sounding.record._model import (
     ToolCall,
     Usage,
 )
-from sounding.record._otel import parse_otel
 from sounding.record._trace import TRACE_ENV, Trace
 
 __all__ = [

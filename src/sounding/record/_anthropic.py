@@ -14,6 +14,7 @@ import difflib
 from typing import Any
 
 from sounding.record._build import (
+    CALL_BLOCKS,
     Attach,
     RecordBuilder,
     RecordError,
@@ -24,7 +25,6 @@ from sounding.record._build import (
 from sounding.record._model import RunRecord, content_text
 
 ROLES = ("user", "assistant", "system")
-CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 _SHAPES = "give a list of messages, or an object with a 'messages' list and an optional 'system'"
 
 

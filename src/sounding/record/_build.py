@@ -54,6 +54,9 @@ class Attach(Enum):
 
 _JSON_KINDS = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number"}
 
+CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+"""Anthropic content blocks that are tool calls: the importer reads them, detection looks."""
+
 
 def json_kind(value: Any) -> str:
     """What a decoded JSON value is, in JSON's words: object, array, string, null, ..."""

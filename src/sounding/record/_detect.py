@@ -14,12 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sounding.record._anthropic import CALL_BLOCKS, parse_anthropic
-from sounding.record._build import RecordError, json_kind, validate_record
-from sounding.record._jsonl import parse_jsonl
+from sounding.record._build import CALL_BLOCKS, RecordError, json_kind, validate_record
 from sounding.record._model import SCHEMA, RunRecord
-from sounding.record._openai import parse_openai
-from sounding.record._otel import parse_otel
 
 RECORD_FORMATS = ("sounding", "jsonl", "openai", "anthropic", "otel")
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
@@ -63,6 +59,8 @@ def parse_record(
             f"{hint}formats: {', '.join(RECORD_FORMATS)}",
         )
     if format == "jsonl":
+        from sounding.record._jsonl import parse_jsonl
+
         return parse_jsonl(text, source)
     if data is None:
         data = decode_json(text, source)
@@ -70,7 +68,14 @@ def parse_record(
         return parse_otel(data, source, trace_id=trace_id)
     if trace_id is not None:
         raise RecordError(source, f"a trace id picks a trace of an `otel` export, not of {format}")
-    return _PARSERS[format](data, source)
+    return _parser(format)(data, source)
+
+
+def parse_otel(data: Any, source: str, *, trace_id: str | None = None) -> RunRecord:
+    """Read one trace of an OTLP/JSON export (or a list of spans) into a record."""
+    from sounding.record._otel import import_otel
+
+    return import_otel(data, source, trace_id=trace_id)
 
 
 def detect_format(text: str, source: str = "<record>") -> tuple[str, str]:
@@ -111,12 +116,17 @@ def parse_sounding(data: Any, source: str) -> RunRecord:
     )
 
 
-_PARSERS: dict[str, Callable[[Any, str], RunRecord]] = {
-    "sounding": parse_sounding,
-    "openai": parse_openai,
-    "otel": parse_otel,
-    "anthropic": parse_anthropic,
-}
+def _parser(format: str) -> Callable[[Any, str], RunRecord]:
+    """The reader of a JSON format. Importers load when first used: a run reads one format."""
+    if format == "openai":
+        from sounding.record._openai import parse_openai
+
+        return parse_openai
+    if format == "anthropic":
+        from sounding.record._anthropic import parse_anthropic
+
+        return parse_anthropic
+    return parse_sounding
 
 
 def _read_text(path: Path) -> str:

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from sounding.report._load import Results, ResultsError, StoredTrial, load_results
-from sounding.runner._run import ExitCode
+from sounding.runner._exit import ExitCode
 from sounding.scoring import (
     Comparison,
     Direction,

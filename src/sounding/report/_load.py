@@ -12,8 +12,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from sounding._deferred import DeferredModel
 from sounding.record import SCHEMA as RECORD_SCHEMA
 from sounding.record import RunRecord
 from sounding.scoring import Interval, ScenarioResult, TrialScore, TrialVerdict, interval
@@ -34,7 +35,7 @@ class ResultsError(Exception):
     """A results folder (or one of its files) that cannot be read; says which and how to fix."""
 
 
-class _Stored(BaseModel):
+class _Stored(DeferredModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
@@ -50,9 +51,9 @@ class StoredTrial(_Stored):
     reason: str = ""
     duration_ms: float = 0.0
     attempts: int = 0
-    usage: dict[str, Any] = {}
+    usage: dict[str, Any] = Field(default_factory=dict)
     score: TrialScore | None = None
-    metrics: dict[str, Any] = {}
+    metrics: dict[str, Any] = Field(default_factory=dict)
 
     def metric_values(self) -> dict[str, Any]:
         """Each check's outcome (True/False, None when not judged) and the validators'

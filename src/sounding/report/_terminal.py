@@ -46,23 +46,24 @@ class TrialProgress:
             yield self
 
 
-def scenario_line(line: ScenarioLine) -> str:
-    """`PASS  case/scenario  3/3  1.2s  first failure`, in rich markup."""
+def scenario_line(line: ScenarioLine) -> Text:
+    """`PASS  case/scenario  3/3  1.2s  first failure`, styled (`.plain` for a pipe)."""
     verdict = line.result.verdict.value
     judged = line.result.passed + line.result.failed
     counts = f"{line.result.passed}/{judged}"
     if line.result.errors:
         counts += f" ({line.result.errors} error)"
-    cell = "" if line.cell == "default" else escape(f"[{line.cell}] ")
+    cell = "" if line.cell == "default" else f"[{line.cell}] "
     reason = line.first_failure.replace("\n", " ")
     if len(reason) > _REASON_WIDTH:
         reason = reason[: _REASON_WIDTH - 1] + "…"
-    style = STYLES[verdict]
-    text = (
-        f"[{style}]{verdict.upper():<5}[/] {cell}{escape(line.case)}/{escape(line.scenario)}"
-        f"  {counts}  {line.duration_ms / 1000:.2f}s"
+    text = Text.assemble(
+        (f"{verdict.upper():<5}", STYLES[verdict]),
+        f" {cell}{line.case}/{line.scenario}  {counts}  {line.duration_ms / 1000:.2f}s",
     )
-    return text + (f"  [dim]{escape(reason)}[/]" if reason and verdict != "pass" else "")
+    if reason and verdict != "pass":
+        text.append(f"  {reason}", style="dim")
+    return text
 
 
 def print_summary(
@@ -72,8 +73,7 @@ def print_summary(
         for line in lines:
             console.print(scenario_line(line), highlight=False, soft_wrap=True)
     else:  # a pipe or a file: the same words without styles, written at once
-        plain = (Text.from_markup(scenario_line(line)).plain for line in lines)
-        console.file.write("".join(text + "\n" for text in plain))
+        console.file.write("".join(scenario_line(line).plain + "\n" for line in lines))
     totals = {v: 0 for v in STYLES}
     for line in lines:
         totals[line.result.verdict.value] += 1

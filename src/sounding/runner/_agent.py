@@ -10,7 +10,6 @@ import contextlib
 import importlib
 import json
 import os
-import queue
 import signal
 import subprocess
 import sys
@@ -62,6 +61,7 @@ class TurnInput:
     history_path: Path
     env: dict[str, str]
     timeout: float
+    workspace_made: bool = True  # False: a callable's empty workspace, made when asked for
 
 
 @dataclass
@@ -165,15 +165,32 @@ def _turn_env(given: TurnInput, index: int, prompt: str, answers: list[str]) -> 
     }
 
 
-@dataclass(frozen=True)
 class AgentContext:
     """What a Python callable agent receives besides the prompt."""
 
-    workspace: Path
-    trace_path: Path
-    turn: int
-    history: list[dict[str, str]]
-    env: dict[str, str]
+    def __init__(
+        self,
+        workspace: Path,
+        trace_path: Path,
+        turn: int,
+        history: list[dict[str, str]],
+        env: dict[str, str],
+        *,
+        made: bool = True,
+    ) -> None:
+        self._workspace, self._made = workspace, made
+        self.trace_path, self.turn, self.history, self.env = trace_path, turn, history, env
+
+    @property
+    def workspace(self) -> Path:
+        """The trial's workspace. One that starts empty is made when first asked for."""
+        if not self._made:
+            self._workspace.mkdir(exist_ok=True)
+            self._made = True
+        return self._workspace
+
+    def __repr__(self) -> str:
+        return f"AgentContext(workspace={self._workspace}, turn={self.turn})"
 
 
 def load_callable(target: str, suite_root: Path) -> Any:
@@ -193,80 +210,41 @@ def load_callable(target: str, suite_root: Path) -> Any:
 
 
 def run_callable(function: Any, given: TurnInput) -> AgentRun:
-    """Call `function(prompt, context)` per turn in a worker thread bounded by the timeout.
+    """Call `function(prompt, context)` per turn, in the calling thread.
 
-    A callable that overruns cannot be killed (Python threads cannot be); the trial is an
-    error and the thread is abandoned. Use a command agent when you need a hard stop.
+    A turn that returns after the trial's timeout makes the trial an error. A call that never
+    returns cannot be stopped (Python threads cannot be killed): the run's pool abandons the
+    thread when the deadline has passed (see `runner._pool`). Use a command agent when you
+    need a hard stop.
     """
     run = AgentRun()
     started = time.monotonic()
     for index, prompt in enumerate(given.turns):
         history = [{"user": u, "answer": a} for u, a in zip(given.turns, run.answers, strict=False)]
-        context = AgentContext(given.workspace, given.trace_path, index, history, given.env)
-        remaining = given.timeout - (time.monotonic() - started)
-        box: dict[str, Any] = {}
-        if not _in_worker(function, prompt, context, box, max(remaining, 0.001)):
+        context = AgentContext(
+            given.workspace,
+            given.trace_path,
+            index,
+            history,
+            given.env,
+            made=given.workspace_made,
+        )
+        try:
+            value = function(prompt, context)
+        except BaseException as exc:  # the agent's own failure, kept as its stderr
+            import traceback
+
+            run.exit_code = 1
+            run.stderr += "".join(traceback.format_exception(exc))
+            break
+        if time.monotonic() - started > given.timeout:
             run.timed_out = True
             break
-        if "error" in box:
-            run.exit_code = 1
-            run.stderr += box["error"]
-            break
-        run.returned = box.get("value")
-        run.answers.append(_answer_of(run.returned))
+        run.returned = value
+        run.answers.append(_answer_of(value))
         run.exit_code = 0
     run.duration_ms = (time.monotonic() - started) * 1000
     return run
-
-
-class _Worker:
-    """A daemon thread that runs callable agents one after another (a hung one never blocks
-    the process from exiting)."""
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Any, tuple[Any, ...], threading.Event]] = (
-            queue.SimpleQueue()
-        )
-        threading.Thread(target=self._loop, name="sounding-agent", daemon=True).start()
-
-    def _loop(self) -> None:
-        while True:
-            function, args, done = self._jobs.get()
-            function(*args)
-            done.set()
-
-    def call(self, function: Any, args: tuple[Any, ...], timeout: float) -> bool:
-        done = threading.Event()
-        self._jobs.put((function, args, done))
-        return done.wait(timeout)
-
-
-_workers = threading.local()
-
-
-def _in_worker(
-    function: Any, prompt: str, context: AgentContext, box: dict[str, Any], timeout: float
-) -> bool:
-    """Call in this thread's own worker, reused from trial to trial; False when it overran.
-
-    An overrunning call keeps its worker; the next trial of this thread gets a new one.
-    """
-    worker: _Worker | None = getattr(_workers, "worker", None)
-    if worker is None:
-        worker = _workers.worker = _Worker()
-    if worker.call(_call, (function, prompt, context, box), timeout):
-        return True
-    _workers.worker = None
-    return False
-
-
-def _call(function: Any, prompt: str, context: AgentContext, box: dict[str, Any]) -> None:
-    try:
-        box["value"] = function(prompt, context)
-    except BaseException as exc:  # the agent's own failure, kept as its stderr
-        import traceback
-
-        box["error"] = "".join(traceback.format_exception(exc))
 
 
 def _answer_of(value: Any) -> str:

@@ -10,12 +10,14 @@ import difflib
 import itertools
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from sounding._deferred import DeferredModel
 
 DEFAULT_CELL = "default"
 
 
-class Delta(BaseModel):
+class Delta(DeferredModel):
     """What a cell changes about the agent; anything else is refused at load."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -27,7 +29,7 @@ class Delta(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
 
 
-class CellsConfig(BaseModel):
+class CellsConfig(DeferredModel):
     """`[cells]` in sounding.toml."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from sounding._deferred import DeferredModel
 from sounding.runner._cells import Cell, CellError, CellsConfig, build_cells, reference_cell
 
 CONFIG_NAME = "sounding.toml"
@@ -22,7 +23,7 @@ class SuiteConfigError(ValueError):
     """`sounding.toml` is missing or wrong; the message says where and how to fix it."""
 
 
-class _Strict(BaseModel):
+class _Strict(DeferredModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -34,6 +35,7 @@ class AgentConfig(_Strict):
     env: dict[str, str] = Field(default_factory=dict)
     attempts: int = Field(default=3, ge=1, le=20)
     model: str | None = None
+    processes: bool = True
 
     @model_validator(mode="after")
     def _one_kind(self) -> AgentConfig:

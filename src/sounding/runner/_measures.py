@@ -24,6 +24,7 @@ def trial_measures(outcome: TrialOutcome) -> dict[str, Any]:
         **outcome.key.as_dict(),
         "state": outcome.state,
         "verdict": outcome.verdict,
+        "reason": outcome.reason,  # the first failure, or what stopped an errored trial
         "usage": outcome.usage,
         "duration_ms": round(outcome.duration_ms, 3),
         "attempts": outcome.attempts,

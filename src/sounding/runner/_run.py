@@ -6,23 +6,24 @@ import itertools
 import os
 import shutil
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sounding._heap import long_lived
 from sounding.judge import JudgeError, preflight
 from sounding.runner._agent import RUNNING
 from sounding.runner._cells import Cell
 from sounding.runner._config import Suite, SuiteConfigError
+from sounding.runner._exit import ExitCode as ExitCode  # where commands import it
 from sounding.runner._measures import measures_document
+from sounding.runner._pool import ForkedPool, TrialPool, cores
 from sounding.runner._trial import (
     Agent,
-    TrialInterrupted,
     TrialOutcome,
     TrialPlan,
     TrialSettings,
-    run_trial,
+    load_outcome,
 )
 from sounding.runner._workspace import Origin, resolve_origin
 from sounding.scoring import ScenarioResult, TrialScore, TrialVerdict, aggregate
@@ -40,6 +41,8 @@ from sounding.store import (
 from sounding.validators import blinding_notes
 
 _STOP_GRACE = 10.0  # seconds for running trials to notice an interruption
+_FORK_FROM = 200  # trials of a callable agent from which worker processes pay for themselves
+Pool = TrialPool | ForkedPool
 
 
 class RunInterrupted(Exception):
@@ -105,16 +108,6 @@ class RunResult:
         return exit_code_for(self.lines)
 
 
-class ExitCode:
-    """Documented exit codes of `sounding run` and `sounding score`."""
-
-    PASS = 0
-    FAIL = 1  # a scenario failed or was flaky (the gate did not hold)
-    USAGE = 2  # bad command line, suite or case file
-    ERROR = 3  # a trial or check errored: no verdict could be given
-    INTERRUPTED = 130  # Ctrl-C: finished trials are kept, `--resume` runs the rest
-
-
 def exit_code_for(lines: Iterable[ScenarioLine]) -> int:
     lines = list(lines)
     if any(line.result.errors or line.result.verdict.value == "error" for line in lines):
@@ -138,8 +131,23 @@ def run_suite(
     on_note: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Plan, execute and aggregate a run. Finished trials of a resumed run never run again."""
+    with long_lived() as settle:
+        return _run_suite(suite, options, agent, settings_extra, on_trial, on_plan, on_note, settle)
+
+
+def _run_suite(
+    suite: Suite,
+    options: RunOptions,
+    agent: Agent,
+    settings_extra: dict[str, Any] | None,
+    on_trial: Progress | None,
+    on_plan: Callable[[int, int], None] | None,
+    on_note: Callable[[str], None] | None,
+    settle: Callable[[], None],
+) -> RunResult:
     layout, options = _layout(suite, options)
     cases = load_cases(suite.case_files(options.cases), suite_dir=suite.root)
+    settle()
     settings = TrialSettings(agent=agent, suite_root=suite.root, **(settings_extra or {}))
     _require_judge(cases, settings)
     _check_judge_models(suite, cases, settings)
@@ -147,6 +155,7 @@ def run_suite(
         for note in blinding_notes(cases, suite.cells):
             on_note(note)
     plans = _plan(suite, cases, options, layout)
+    settle()
     write_json(layout.run_file, _run_document(suite, options, layout, plans))
     pending = _unfinished(plans) if options.resume else plans  # a new run's folder is empty
     if on_plan:
@@ -156,6 +165,7 @@ def run_suite(
     except RunInterrupted as stop:
         raise RunInterrupted(stop.finished, layout.root) from None
     outcomes = [ran.get(p.key) or load_outcome(p.folder, p.key) for p in plans]
+    settle()
     lines = summarize(cases, plans, outcomes)
     write_json(layout.summary_file, summary_document(layout, lines))
     write_json(layout.root / "measures.json", measures_document(layout.run_id, outcomes))
@@ -275,44 +285,35 @@ def _execute(
     """Run the trials; every outcome is also on disk (trial.json) when this returns."""
     done: dict[TrialKey, TrialOutcome] = {}
     RUNNING.stopping.clear()
-    pool = ThreadPoolExecutor(max_workers=max(parallel, 1))
-    futures = {pool.submit(run_trial, plan, settings) for plan in plans}
+    pool = _pool(plans, settings, parallel)
     try:
-        for future in as_completed(futures):
-            outcome = _report(future.result(), on_trial)
-            done[outcome.key] = outcome
-    except (KeyboardInterrupt, TrialInterrupted):
-        pool.shutdown(wait=False, cancel_futures=True)  # no new trial starts
-        RUNNING.stop_all()  # running agents are killed; their trials stay unfinished
-        wait(futures, timeout=_STOP_GRACE)
+        for outcome in pool.outcomes():
+            done[outcome.key] = _report(outcome, on_trial)
+    except KeyboardInterrupt:
+        RUNNING.stop_all()  # no new trial starts; running agents are killed, left unfinished
+        pool.stop(_STOP_GRACE)
         raise RunInterrupted(len(done)) from None
-    pool.shutdown()
     return done
+
+
+def _pool(plans: list[TrialPlan], settings: TrialSettings, parallel: int) -> Pool:
+    """Threads, or for many trials of a callable agent, forked processes (docs/runner.md)."""
+    forked = (
+        settings.agent.kind == "callable"
+        and settings.agent.processes
+        and settings.judge is None  # a judge keeps one client and one cache
+        and not any(plan.case.services for plan in plans)  # services keep connections
+        and len(plans) >= _FORK_FROM
+        and min(parallel, cores()) > 1
+        and hasattr(os, "fork")
+    )
+    return ForkedPool(plans, settings, parallel) if forked else TrialPool(plans, settings, parallel)
 
 
 def _report(outcome: TrialOutcome, on_trial: Progress | None) -> TrialOutcome:
     if on_trial is not None:
         on_trial(outcome)
     return outcome
-
-
-def load_outcome(folder: Path, key: TrialKey) -> TrialOutcome:
-    """A finished trial as stored in its trial.json."""
-    document = read_json(folder / "trial.json")
-    score = TrialScore.model_validate(document["score"]) if document.get("score") else None
-    return TrialOutcome(
-        key,
-        document["state"],
-        score,
-        document["reason"],
-        document["duration_ms"],
-        document["attempts"],
-        document.get("usage", {}),
-        document.get("metrics", {}),
-        document.get("metric_reasons", {}),
-        document.get("touched"),
-        document.get("artefacts", []),
-    )
 
 
 def summarize(

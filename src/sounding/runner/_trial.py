@@ -10,11 +10,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sounding._measure import measure_trial
 from sounding._secrets import redact, secret_values
-from sounding.checks import Evidence, Judge, ServiceEvidence
+from sounding.checks import Evidence, Judge, ServiceEvidence, registry
 from sounding.record import TRACE_ENV, RunRecord
 from sounding.runner._agent import RUNNING, AgentRun, TurnInput, run_callable, run_command
 from sounding.runner._cells import DEFAULT_CELL, Cell
@@ -22,7 +22,7 @@ from sounding.runner._collect import build_record
 from sounding.runner._workspace import Origin, changes, prepare
 from sounding.scoring import TrialScore
 from sounding.spec import Case, Scenario
-from sounding.store import TRIAL_SCHEMA, TrialKey, write_json, write_text
+from sounding.store import TRIAL_SCHEMA, TrialKey, read_json, write_json, write_text
 from sounding.validators import FinishedTrial, Validation, run_validators
 
 
@@ -35,6 +35,7 @@ class Agent:
     function: Any = None
     env: dict[str, str] = field(default_factory=dict)
     attempts: int = 3
+    processes: bool = True  # a callable's trials may run in forked worker processes
 
     def run(self, given: TurnInput, args: list[str]) -> AgentRun:
         if self.kind == "command":
@@ -52,6 +53,14 @@ class TrialPlan:
     origin: Origin
     folder: Path
     cell: Cell = field(default_factory=lambda: Cell(DEFAULT_CELL))
+
+    @cached_property
+    def workspace(self) -> Path:
+        return self.folder / "workspace"
+
+    @cached_property
+    def trace(self) -> Path:
+        return self.folder / "trace.jsonl"
 
 
 @dataclass(frozen=True)
@@ -95,13 +104,27 @@ class TrialInterrupted(Exception):
     """The run was interrupted while this trial ran: it is left unfinished, to run on resume."""
 
 
-def run_trial(plan: TrialPlan, settings: TrialSettings) -> TrialOutcome:
+class TrialAbandoned(Exception):
+    """The callable overran its deadline and the run already recorded the trial as an error."""
+
+
+class AgentWatch(Protocol):
+    """How the run's pool follows a trial: when its agent started, and when it returned."""
+
+    def agent_started(self, timeout: float) -> None: ...
+
+    def agent_returned(self) -> bool: ...
+
+
+def run_trial(
+    plan: TrialPlan, settings: TrialSettings, watch: AgentWatch | None = None
+) -> TrialOutcome:
     """Run one trial to the end; never raises for anything the agent or a check did."""
     started = time.monotonic()
     plan.folder.mkdir(parents=True, exist_ok=True)
     try:
-        outcome = _run(plan, settings, started)
-    except TrialInterrupted:
+        outcome = _run(plan, settings, started, watch)
+    except (TrialInterrupted, TrialAbandoned):
         raise
     except Exception as exc:  # the runner boundary: one broken trial never stops the others
         reason = f"{type(exc).__name__}: {exc}"
@@ -111,17 +134,21 @@ def run_trial(plan: TrialPlan, settings: TrialSettings) -> TrialOutcome:
     return outcome
 
 
-def _run(plan: TrialPlan, settings: TrialSettings, started: float) -> TrialOutcome:
+def _run(
+    plan: TrialPlan, settings: TrialSettings, started: float, watch: AgentWatch | None
+) -> TrialOutcome:
     services = _start_services(plan, settings)
     try:
-        run, attempts = _attempts(plan, settings, services_env(services))
+        run, attempts = _attempts(plan, settings, services_env(services), watch)
+        if watch is not None and not watch.agent_returned():
+            raise TrialAbandoned(plan.key.label)
         if RUNNING.stopping.is_set():  # its agent was killed by Ctrl-C: not a result
             raise TrialInterrupted(plan.key.label)
-        outcome_error = _agent_error(run)
+        outcome_error = _agent_error(run, settings.agent.kind)
         given_env = agent_env(settings.agent.env, plan)
         secrets = _secrets(settings, plan.scenario, given_env)
         _store_agent_output(plan.folder, run, secrets)
-        record = build_record(plan.cell.turns(plan.scenario.user), run, plan.folder / "trace.jsonl")
+        record = build_record(plan.cell.turns(plan.scenario.user), run, plan.trace)
         write_text(plan.folder / "record.json", redact(record.to_json(), secrets))
         if outcome_error:
             return TrialOutcome(plan.key, "error", None, outcome_error, _ms(started), attempts)
@@ -176,27 +203,67 @@ def _validate(plan: TrialPlan, settings: TrialSettings, evidence: Evidence) -> V
 
 
 def _attempts(
-    plan: TrialPlan, settings: TrialSettings, service_env: dict[str, str]
+    plan: TrialPlan,
+    settings: TrialSettings,
+    service_env: dict[str, str],
+    watch: AgentWatch | None,
 ) -> tuple[AgentRun, int]:
     """Retry only a trial that produced nothing; a trial that produced a result never re-runs."""
-    workspace = plan.folder / "workspace"
+    workspace = plan.workspace
     run = AgentRun()
     for attempt in range(1, settings.agent.attempts + 1):
         if attempt > 1:  # the first attempt starts in a fresh folder
             shutil.rmtree(workspace, ignore_errors=True)
-            (plan.folder / "trace.jsonl").unlink(missing_ok=True)
-        prepare(plan.origin, workspace)
-        given = _turn_input(plan, settings, workspace, service_env)
+            plan.trace.unlink(missing_ok=True)
+        made = not _lazy_workspace(plan, settings)
+        if made:
+            prepare(plan.origin, workspace)
+        given = _turn_input(plan, settings, workspace, service_env, made)
+        if watch is not None and settings.agent.kind == "callable":
+            watch.agent_started(given.timeout)  # a command agent's own timeout stops it
         run = settings.agent.run(given, plan.cell.delta.args)
         if not run.produced_nothing:
             return run, attempt
     return run, settings.agent.attempts
 
 
+def _lazy_workspace(plan: TrialPlan, settings: TrialSettings) -> bool:
+    """A callable's workspace that starts empty and that no check or validator looks into
+    is made only if the agent asks for it: most such trials never touch a file."""
+    origin = plan.origin
+    if settings.agent.kind != "callable" or origin.tree is not None or origin.given:
+        return False
+    return not _reads_workspace(plan.case, plan.scenario)
+
+
+# check families that read only the record, the services and the list of touched files
+_RECORD_ONLY = frozenset({"trace", "support", "http", "metric", "sql", "forbidden"})
+
+
+def _reads_workspace(case: Case, scenario: Scenario) -> bool:
+    """Whether a validator or a check of the scenario looks inside the workspace folder."""
+    if case.validators or scenario.test_command or scenario.prepare:
+        return True
+    checks = [entry.check for entry in scenario.invariants]
+    checks += [entry.check for entry in (*scenario.expect, *scenario.leads, *scenario.forbidden)]
+    for check in checks:
+        try:
+            family = registry.get(check.type, check.role).family
+        except (LookupError, ValueError):
+            return True
+        if family not in _RECORD_ONLY:
+            return True
+    return False
+
+
 def _turn_input(
-    plan: TrialPlan, settings: TrialSettings, workspace: Path, service_env: dict[str, str]
+    plan: TrialPlan,
+    settings: TrialSettings,
+    workspace: Path,
+    service_env: dict[str, str],
+    made: bool = True,
 ) -> TurnInput:
-    trace = plan.folder / "trace.jsonl"
+    trace = plan.trace
     env = {
         **settings.base_env,
         **settings.agent.env,
@@ -216,17 +283,29 @@ def _turn_input(
         history_path=plan.folder / "history.json",
         env=env,
         timeout=plan.scenario.timeout,
+        workspace_made=made,
     )
 
 
-def _agent_error(run: AgentRun) -> str | None:
+def _agent_error(run: AgentRun, kind: str) -> str | None:
     if run.failed_to_start:
         return f"the agent did not start: {run.failed_to_start}"
+    if run.timed_out and kind == "callable":
+        return f"timed out: the callable returned after {run.duration_ms / 1000:.1f}s"
     if run.timed_out:
         return (
             f"timed out after {run.duration_ms / 1000:.1f}s; the agent's process group was killed"
         )
     return None
+
+
+def overrun_outcome(plan: TrialPlan, timeout: float, started: float) -> TrialOutcome:
+    """A callable trial still running past its timeout: an error, recorded by the run."""
+    reason = (
+        f"timed out after {timeout:.1f}s; a callable cannot be stopped, so its thread was "
+        "left behind (use a command agent for a hard stop)"
+    )
+    return TrialOutcome(plan.key, "error", None, reason, _ms(started), 1)
 
 
 def agent_env(configured: dict[str, str], plan: TrialPlan) -> dict[str, str]:
@@ -245,7 +324,7 @@ def _evidence(
     given_env: dict[str, str],
     secrets: dict[str, str],
 ) -> Evidence:
-    workspace = plan.folder / "workspace"
+    workspace = plan.workspace
     found = changes(plan.origin, workspace)
     if found.diff:
         write_text(plan.folder / "diff.patch", redact(found.diff, secrets))
@@ -267,7 +346,7 @@ def _evidence(
         trial=plan.key.trial,
         cell=plan.key.cell,
         extra={
-            "trace_path": str(plan.folder / "trace.jsonl"),
+            "trace_path": str(plan.trace),
             "env": services_env(services),
             "agent_env": given_env,
         },
@@ -340,6 +419,25 @@ def outcome_document(outcome: TrialOutcome) -> dict[str, Any]:
         "artefacts": outcome.artefacts,
         "score": outcome.score.model_dump(mode="json") if outcome.score else None,
     }
+
+
+def load_outcome(folder: Path, key: TrialKey) -> TrialOutcome:
+    """A finished trial as stored in its trial.json."""
+    document = read_json(folder / "trial.json")
+    score = TrialScore.model_validate(document["score"]) if document.get("score") else None
+    return TrialOutcome(
+        key,
+        document["state"],
+        score,
+        document["reason"],
+        document["duration_ms"],
+        document["attempts"],
+        document.get("usage", {}),
+        document.get("metrics", {}),
+        document.get("metric_reasons", {}),
+        document.get("touched"),
+        document.get("artefacts", []),
+    )
 
 
 def _ms(started: float) -> float:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from math import comb
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from sounding._deferred import DeferredModel
 from sounding.scoring._trial import TrialScore, TrialVerdict, reaches
 
 
@@ -44,7 +45,7 @@ def _check(n: int, c: int, k: int) -> None:
         raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
 
 
-class ScenarioResult(BaseModel):
+class ScenarioResult(DeferredModel):
     """A scenario over its trials. Rates count judged trials only; errors stand apart."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -14,7 +14,9 @@ import statistics
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from sounding._deferred import DeferredModel
 
 DEFAULT_DRAWS = 10_000
 DEFAULT_LEVEL = 0.95
@@ -44,7 +46,7 @@ class Direction(StrEnum):
     REGRESSION = "regression"
 
 
-class Summary(BaseModel):
+class Summary(DeferredModel):
     """One metric over trials. `estimate` is the rate or the median; None when there is none."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -67,7 +69,7 @@ class Summary(BaseModel):
         return f"diagnostic only: {self.note}" if self.note else "diagnostic only"
 
 
-class Interval(BaseModel):
+class Interval(DeferredModel):
     """A percentile bootstrap interval of a statistic, with what it takes to redraw it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -89,7 +91,7 @@ class Interval(BaseModel):
         return f"{shown} ({self.level:.0%}, {self.draws:,} draws, seed {self.seed})"
 
 
-class Comparison(BaseModel):
+class Comparison(DeferredModel):
     """A candidate cell against a reference cell: the interval of candidate − reference.
 
     `state` is None when no verdict is given: for cost and latency (`measure_gap`), and for

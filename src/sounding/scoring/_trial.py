@@ -5,8 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from sounding._deferred import DeferredModel
 from sounding.checks import CheckResult, Status
 
 _EPSILON = 1e-9
@@ -27,7 +28,7 @@ class TrialVerdict(StrEnum):
     ERROR = "error"
 
 
-class Measured(BaseModel):
+class Measured(DeferredModel):
     """One check as it stood in the case, with what it found."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -62,7 +63,7 @@ class Measured(BaseModel):
         return f"{label}: {self.result.reason or self.result.status.value}"
 
 
-class TrialScore(BaseModel):
+class TrialScore(DeferredModel):
     """The verdict of one trial and how it was reached."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

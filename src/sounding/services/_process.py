@@ -8,7 +8,6 @@ with its output in `<trial>/services/<name>.stdout.log` / `.stderr.log`. `{port}
 from __future__ import annotations
 
 import contextlib
-import http.client
 import os
 import shlex
 import signal
@@ -19,8 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
+from sounding._deferred import DeferredModel
 from sounding.services._base import (
     RunningService,
     ServiceError,
@@ -38,7 +38,7 @@ STOP_GRACE = 3.0
 _PROBE_INTERVAL = 0.05
 
 
-class WaitFor(BaseModel):
+class WaitFor(DeferredModel):
     """The readiness probe: exactly one of a TCP connect, an HTTP GET, or a command."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -252,6 +252,8 @@ def _tcp_probe(port: int) -> str | None:
 
 
 def _http_probe(port: int, path: str) -> str | None:
+    import http.client  # with its email and ssl modules: only for a service probed by http
+
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1.0)
     try:
         connection.request("GET", path)

@@ -7,22 +7,84 @@ an invariant's `check:` (`{type: command_exit, command: ...}`) and a `forbidden:
 
 from __future__ import annotations
 
+import types
+import typing
 from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from sounding.checks import CheckType, Params, Registry, Role, UnknownCheckError
+from sounding.checks._base import trusted
 from sounding.spec._errors import KeyPath, Locator, Problem
 from sounding.spec._guards import path_refusal
 from sounding.spec._messages import validation_problems
 from sounding.spec._models import CheckSpec
 
 _ENTRY_EXAMPLE = "like `- tool_called: {name: lookup}` or `- no_error: true`"
+_SHARED_RAW = (str, int, bool, type(None))
+"""Raw params written as one of these (`no_error: true`, a shorthand) are validated once
+per file and their params shared: params are frozen. (Not floats: `-0.0 == 0.0`.)"""
 
 
 def _is_path_param(name: str) -> bool:
     return name in ("path", "script") or name.endswith("_path")
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What the loader checks in the params of one model, decided once per model."""
+
+    paths: bool  # a value may stand at a path-like key: walk the params for workspace paths
+    service: bool  # a `service` param names a service of the case
+    metric: bool  # a `metric` param names a validator's metric
+
+    @property
+    def anything(self) -> bool:
+        return self.paths or self.service or self.metric
+
+
+@cache
+def _plan(model: type[BaseModel]) -> _Plan | None:
+    """What to check in params of `model` beyond their validation; None when nothing."""
+    fields = model.model_fields
+    plan = _Plan(_may_hold_path(model, frozenset()), "service" in fields, "metric" in fields)
+    return plan if plan.anything else None
+
+
+_FLAT = (str, int, float, bool, bytes, Enum, type(None))
+_NESTED = (typing.Union, types.UnionType, list, tuple, set, frozenset)
+
+
+def _may_hold_path(model: type[BaseModel], seen: frozenset[type[BaseModel]]) -> bool:
+    """Whether `_texts` of a `model` can meet a text at a path-like key (yes when unsure)."""
+    if model.model_config.get("extra") == "allow":
+        return True
+    seen = seen | {model}
+    return any(
+        _is_path_param(name) or _holds_keys(field.annotation, seen)
+        for name, field in model.model_fields.items()
+    )
+
+
+def _holds_keys(annotation: Any, seen: frozenset[type[BaseModel]]) -> bool:
+    """Whether a value of this type can hold named items: a mapping, a model, anything."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _holds_keys(typing.get_args(annotation)[0], seen)
+    if origin is typing.Literal:
+        return False
+    if origin in _NESTED:
+        args = typing.get_args(annotation)
+        return any(_holds_keys(arg, seen) for arg in args if arg is not Ellipsis)
+    if not isinstance(annotation, type) or origin is not None:
+        return True  # Any, a mapping, a type variable, a name not yet resolved
+    if issubclass(annotation, BaseModel):
+        return annotation not in seen and _may_hold_path(annotation, seen)
+    return not issubclass(annotation, _FLAT)
 
 
 class CheckResolver:
@@ -42,14 +104,22 @@ class CheckResolver:
         self.services = services
         self.problems = problems
         self.metrics = metrics
+        self.used: set[str] = set()
+        """The name of every check type resolved so far."""
+        self.found: dict[str, CheckType[Any]] = {}
+        self.found_rules: dict[str, CheckType[Any]] = {}
+        """Check types and forbidden rules met so far, by name: each looked up once."""
+        self.shared: dict[tuple[type[Params], str | None, type, Any], Params] = {}
+        """Params validated from a scalar, by model, shorthand and value (see `_SHARED_RAW`)."""
 
     def entry(self, item: Any, key: KeyPath) -> CheckSpec | None:
         """An `expect:` or `leads:` item: one check type mapped to its params."""
-        if not isinstance(item, Mapping) or len(item) != 1:
+        if (type(item) is not dict and not isinstance(item, Mapping)) or len(item) != 1:
             self._add(key, _entry_refusal(item))
             return None
         ((name, params),) = item.items()
-        return self._resolve(str(name), params, Role.CHECK, (*key, name), (*key, name))
+        where = (*key, name)
+        return self._resolve(str(name), params, Role.CHECK, where, where)
 
     def invariant(self, check: Mapping[str, Any], key: KeyPath) -> CheckSpec | None:
         """An invariant's `check:`: `type` names the check, the other keys are its params."""
@@ -69,21 +139,32 @@ class CheckResolver:
     def _resolve(
         self, name: str, raw: Any, role: Role, name_key: KeyPath, key: KeyPath
     ) -> CheckSpec | None:
-        check_type = self._lookup(name, role, name_key)
+        found = self.found if role is Role.CHECK else self.found_rules
+        check_type = found.get(name) or self._lookup(name, role, name_key)
         if check_type is None:
             return None
         params = self._parse(check_type, raw, key)
         if params is None:
             return None
-        shorthand = not isinstance(raw, Mapping)
-        self._check_paths(params, key, shorthand)
-        self._check_service(params, key, shorthand)
-        self._check_metric(params, key, shorthand)
-        return CheckSpec(type=name, params=params, role=role, line=self.locator.line(key))
+        plan = _plan(type(params))
+        if plan is not None:
+            shorthand = type(raw) is not dict and not isinstance(raw, Mapping)
+            if plan.paths:
+                self._check_paths(params, key, shorthand)
+            if plan.service:
+                self._check_service(params, key, shorthand)
+            if plan.metric:
+                self._check_metric(params, key, shorthand)
+        self.used.add(name)
+        line = self.locator.line(key)
+        return trusted(CheckSpec, type=name, params=params, role=role, line=line)
 
     def _lookup(self, name: str, role: Role, key: KeyPath) -> CheckType[Any] | None:
+        """The registry's check type or rule of `name`, kept for the rest of the file."""
+        found = self.found if role is Role.CHECK else self.found_rules
         try:
-            return self.registry.get(name, role)
+            check_type = found[name] = self.registry.get(name, role)
+            return check_type
         except UnknownCheckError as exc:
             kind = "check type" if role is Role.CHECK else "forbidden rule"
             message = f"unknown {kind} '{name}'"
@@ -93,6 +174,17 @@ class CheckResolver:
             return None
 
     def _parse(self, check_type: CheckType[Any], raw: Any, key: KeyPath) -> Params | None:
+        if type(raw) in _SHARED_RAW:
+            memo = (check_type.params, check_type.shorthand, type(raw), raw)
+            found = self.shared.get(memo)
+            if found is None:
+                found = self._validate(check_type, raw, key)
+                if found is not None:
+                    self.shared[memo] = found
+            return found
+        return self._validate(check_type, raw, key)
+
+    def _validate(self, check_type: CheckType[Any], raw: Any, key: KeyPath) -> Params | None:
         try:
             params: Params = check_type.parse(raw)
         except ValidationError as exc:
@@ -117,8 +209,6 @@ class CheckResolver:
                     self._add(key if shorthand else (*key, *sub), refusal)
 
     def _check_service(self, params: Params, key: KeyPath, shorthand: bool) -> None:
-        if "service" not in type(params).model_fields:
-            return
         service = getattr(params, "service", None)
         if not isinstance(service, str) or service in self.services:
             return
@@ -132,8 +222,6 @@ class CheckResolver:
 
     def _check_metric(self, params: Params, key: KeyPath, shorthand: bool) -> None:
         """A `metric` param names a metric a validator of the case declares."""
-        if "metric" not in type(params).model_fields:
-            return
         metric = getattr(params, "metric", None)
         if not isinstance(metric, str) or metric in self.metrics:
             return

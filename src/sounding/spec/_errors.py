@@ -81,7 +81,10 @@ class Locator:
         self.lines = lines
 
     def line(self, key: KeyPath) -> int | None:
-        for end in range(len(key), -1, -1):
+        found = self.lines.get(key)
+        if found is not None:
+            return found
+        for end in range(len(key) - 1, -1, -1):
             found = self.lines.get(key[:end])
             if found is not None:
                 return found

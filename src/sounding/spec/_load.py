@@ -18,12 +18,24 @@ from sounding.checks import registry as default_registry
 from sounding.spec._errors import KeyPath, Locator, Problem, SpecError
 from sounding.spec._models import Case
 from sounding.spec._resolve import resolve_data
-from sounding.spec._toml import read_toml
-from sounding.spec._yaml import read_yaml
 
 Reader = Callable[[str, str], tuple[Any, dict[KeyPath, int]]]
 CASE_SUFFIXES = (".yaml", ".yml", ".toml")
-_READERS: dict[str, Reader] = {".yaml": read_yaml, ".yml": read_yaml, ".toml": read_toml}
+
+
+def _read_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
+    from sounding.spec._yaml import read_yaml  # PyYAML loads with the first YAML case file
+
+    return read_yaml(text, file)
+
+
+def _read_toml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
+    from sounding.spec._toml import read_toml  # tomllib loads with the first TOML case file
+
+    return read_toml(text, file)
+
+
+_READERS: dict[str, Reader] = {".yaml": _read_yaml, ".yml": _read_yaml, ".toml": _read_toml}
 
 
 def load_case(
@@ -42,14 +54,23 @@ def load_case(
         raise SpecError([Problem(file, None, "", message)])
     text = _read(path)
     with _collector_paused():
-        data, lines = reader(text, file)
-        return resolve_data(
-            data,
-            Locator(file, lines),
-            path=path,
-            suite_dir=suite_dir,
-            registry=default_registry if registry is None else registry,
-        )
+        return _parsed(reader, text, path, suite_dir, registry)
+
+
+def _parsed(
+    reader: Reader, text: str, path: Path, suite_dir: Path | None, registry: Registry | None
+) -> Case:
+    """The case in `text`; what it was built from is freed on return, before the cycle
+    collector resumes, so that collector never walks what the case no longer holds."""
+    file = str(path)
+    data, lines = reader(text, file)
+    return resolve_data(
+        data,
+        Locator(file, lines),
+        path=path,
+        suite_dir=suite_dir,
+        registry=default_registry if registry is None else registry,
+    )
 
 
 def resolve_case(

@@ -11,15 +11,16 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, field_serializer
+from pydantic import ConfigDict, Field, SerializationInfo, field_serializer
 
+from sounding._deferred import DeferredModel
 from sounding.checks import CheckType, Params, registry
 from sounding.checks import Role as CheckRole
 from sounding.scoring import Aggregation
 from sounding.spec._validators import ValidatorSpec
 
 
-class _Frozen(BaseModel):
+class _Frozen(DeferredModel):
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import ValidationError
 
 from sounding.checks import Registry
+from sounding.checks._base import trusted
 from sounding.judge import GraderError, find_graders
-from sounding.services import validate_service_specs
 from sounding.spec._checks import CheckResolver
 from sounding.spec._errors import (
     KeyPath,
@@ -74,8 +74,7 @@ def _scratch(key: object) -> bool:
     return isinstance(key, str) and key.startswith("x-")
 
 
-@dataclass(frozen=True)
-class _Block:
+class _Block(NamedTuple):
     """What one level (the case, or one scenario) says, resolved but not yet merged."""
 
     invariants: dict[str, Invariant]
@@ -116,7 +115,10 @@ class _Shared:
 
 def _numbered(kind: str, specs: list[CheckSpec], start: int) -> list[Assertion]:
     """`expect[2] tool_called`: numbered within the scenario, the case's entries first."""
-    return [Assertion(name=f"{kind}[{i}] {s.type}", check=s) for i, s in enumerate(specs, start)]
+    return [
+        trusted(Assertion, name=f"{kind}[{i}] {s.type}", check=s)
+        for i, s in enumerate(specs, start)
+    ]
 
 
 class _CaseResolver:
@@ -153,12 +155,14 @@ class _CaseResolver:
 
     def _check_scripts(self, scenarios: list[Scenario], path: Path) -> None:
         """A `custom` check's script must be a file of the suite, found now, not on a run."""
-        if self.suite_dir is None:
+        if self.suite_dir is None or "custom" not in self.checks.used:
             return
         for scenario in scenarios:
             for spec in _specs(scenario):
+                if spec.type != "custom":
+                    continue
                 script = getattr(spec.params, "script", None)
-                if spec.type == "custom" and not (self.suite_dir / str(script)).is_file():
+                if not (self.suite_dir / str(script)).is_file():
                     message = (
                         f"scenario '{scenario.id}': script '{script}' is not a file of "
                         f"{self.suite_dir}; create it or fix `script`"
@@ -167,7 +171,7 @@ class _CaseResolver:
 
     def _check_graders(self, scenarios: list[Scenario], path: Path) -> None:
         """A grader the suite does not hold is refused now, not discovered on a run."""
-        if self.suite_dir is None:
+        if self.suite_dir is None or "grader" not in self.checks.used:
             return
         specs = [
             (scenario.id, spec)
@@ -217,6 +221,8 @@ class _CaseResolver:
     def _check_services(self) -> None:
         seen: dict[str, int] = {}
         for index, service in enumerate(self.raw.services):
+            from sounding.services import validate_service_specs  # only for cases with services
+
             declared = [service.model_dump()]
             for problem in validate_service_specs(declared, suite_dir=self.suite_dir):
                 self._add(
@@ -229,10 +235,28 @@ class _CaseResolver:
             seen.setdefault(service.name, index)
 
     def _block(self, raw: RawBlock, base: KeyPath) -> _Block:
-        checks = self.checks
+        # what a level leaves out is not looked at: most scenarios say little beyond `expect`
+        invariants = self._invariants(raw, base) if raw.invariants else {}
+        if raw.workspace is not None:
+            self._check_workspace(raw.workspace, (*base, "workspace"))
+        if raw.test_command is not None or raw.prepare:
+            self._check_commands(raw, base)
+        return _Block(
+            invariants=invariants,
+            expect=self._entries(raw.expect, base, "expect") if raw.expect else [],
+            leads=self._entries(raw.leads, base, "leads") if raw.leads else [],
+            forbidden=self._rules(raw.forbidden, base) if raw.forbidden else {},
+            scoring=raw.scoring.model_dump(exclude_none=True) if raw.scoring else {},
+            workspace=raw.workspace.model_dump(exclude_none=True) if raw.workspace else {},
+            test_command=raw.test_command,
+            prepare=raw.prepare,
+            env=raw.env,
+        )
+
+    def _invariants(self, raw: RawBlock, base: KeyPath) -> dict[str, Invariant]:
         invariants: dict[str, Invariant] = {}
         for name, invariant in raw.invariants.items():
-            spec = checks.invariant(invariant.check, (*base, "invariants", name, "check"))
+            spec = self.checks.invariant(invariant.check, (*base, "invariants", name, "check"))
             if spec is not None:
                 description = invariant.description or name
                 invariants[name] = Invariant(
@@ -242,35 +266,22 @@ class _CaseResolver:
                     gate=invariant.gate,
                     check=spec,
                 )
-        self._check_workspace(raw.workspace, (*base, "workspace"))
-        self._check_commands(raw, base)
-        return _Block(
-            invariants=invariants,
-            expect=self._entries(raw.expect, (*base, "expect")),
-            leads=self._entries(raw.leads, (*base, "leads")),
-            forbidden=self._rules(raw.forbidden, (*base, "forbidden")),
-            scoring=raw.scoring.model_dump(exclude_none=True) if raw.scoring else {},
-            workspace=raw.workspace.model_dump(exclude_none=True) if raw.workspace else {},
-            test_command=raw.test_command,
-            prepare=raw.prepare,
-            env=raw.env,
-        )
+        return invariants
 
-    def _entries(self, items: list[Any], key: KeyPath) -> list[CheckSpec]:
-        specs = [self.checks.entry(item, (*key, index)) for index, item in enumerate(items)]
+    def _entries(self, items: list[Any], base: KeyPath, name: str) -> list[CheckSpec]:
+        entry = self.checks.entry
+        specs = [entry(item, (*base, name, index)) for index, item in enumerate(items)]
         return [spec for spec in specs if spec is not None]
 
-    def _rules(self, rules: dict[str, Any], key: KeyPath) -> dict[str, Assertion]:
+    def _rules(self, rules: dict[str, Any], base: KeyPath) -> dict[str, Assertion]:
         found: dict[str, Assertion] = {}
         for name, params in rules.items():
-            spec = self.checks.rule(name, params, (*key, name))
+            spec = self.checks.rule(name, params, (*base, "forbidden", name))
             if spec is not None:
-                found[name] = Assertion(name=f"forbidden {name}", check=spec)
+                found[name] = trusted(Assertion, name=f"forbidden {name}", check=spec)
         return found
 
-    def _check_workspace(self, workspace: RawWorkspace | None, key: KeyPath) -> None:
-        if workspace is None:
-            return
+    def _check_workspace(self, workspace: RawWorkspace, key: KeyPath) -> None:
         if workspace.fixture is not None:
             self._check_source(workspace.fixture, (*key, "fixture"), "fixture")
         for dest, source in (workspace.given or {}).items():
@@ -305,16 +316,21 @@ class _CaseResolver:
         case, defaults = shared.block, self.raw.defaults
         trials = raw.trials or defaults.trials or 1
         scoring = Scoring(**{**case.scoring, **own.scoring}) if own.scoring else shared.scoring
-        self._check_k(scoring, trials, raw, base, own)
-        return Scenario(
+        if scoring.k is not None:
+            self._check_k(scoring, trials, raw, base, own)
+        # every value is validated already (by `RawScenario` or here): built as is, every
+        # field given in the model's order, each list and mapping the scenario's own (the
+        # raw model's are: pydantic made them, and the raw case is dropped after loading)
+        return trusted(
+            Scenario,
             id=raw.id,
             user=self._turns(raw, base),
             trials=trials,
             timeout=raw.timeout or defaults.timeout or 600.0,
             check_timeout=raw.check_timeout or defaults.check_timeout or 30.0,
             invariants=_merged(case.invariants, own.invariants, shared.invariants),
-            expect=[*shared.expect, *_numbered("expect", own.expect, len(shared.expect))],
-            leads=[*shared.leads, *_numbered("lead", own.leads, len(shared.leads))],
+            expect=_appended("expect", shared.expect, own.expect),
+            leads=_appended("lead", shared.leads, own.leads),
             forbidden=_merged(case.forbidden, own.forbidden, shared.forbidden),
             scoring=scoring,
             workspace=(
@@ -323,7 +339,7 @@ class _CaseResolver:
                 else shared.workspace
             ),
             test_command=own.test_command if own.test_command is not None else case.test_command,
-            prepare=own.prepare if own.prepare is not None else (case.prepare or []),
+            prepare=own.prepare if own.prepare is not None else list(case.prepare or []),
             env={**case.env, **own.env},
             line=self.locator.line(base),
         )
@@ -353,9 +369,14 @@ class _CaseResolver:
         self._add(key, message)
 
 
+def _appended(kind: str, case: list[Assertion], own: list[CheckSpec]) -> list[Assertion]:
+    """The case's entries, then the scenario's, numbered after them."""
+    return [*case, *_numbered(kind, own, len(case))] if own else list(case)
+
+
 def _merged(case: dict[str, T], own: dict[str, T], unchanged: list[T]) -> list[T]:
     """By name, the scenario's over the case's, in the case's order then the scenario's."""
-    return list({**case, **own}.values()) if own else unchanged
+    return list({**case, **own}.values()) if own else list(unchanged)
 
 
 def _specs(scenario: Scenario) -> list[CheckSpec]:

@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
+from sounding._deferred import DeferredModel
 from sounding.spec._errors import KeyPath, Locator, Problem
 from sounding.spec._guards import command_refusal, path_refusal
 from sounding.spec._messages import validation_problems
@@ -47,7 +48,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
 }
 
 
-class RawValidator(BaseModel):
+class RawValidator(DeferredModel):
     """One entry of `validators:` as written."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -63,7 +64,7 @@ class RawValidator(BaseModel):
     types: dict[str, MetricKind] | None = None
 
 
-class ValidatorSpec(BaseModel):
+class ValidatorSpec(DeferredModel):
     """A validator of a case, resolved: its name is unique in the case and names its files.
 
     `command` is the argv as written (a string already split); its first word is a path

@@ -7,7 +7,7 @@
                     last: its presence means the trial finished and will never run again
     record.json     the run record (sounding.run/1)
     stdout.txt, stderr.txt, trace.jsonl, history.json, diff.patch
-    workspace/      the final workspace
+    workspace/      the final workspace (absent when a callable never asked for it)
     services/       what the services recorded (HTTP requests, the SQLite file)
     validation/     the validators' context.json and what they printed
 <run-id>/measures.json                          one record per trial (sounding.measures/1)
@@ -74,8 +74,8 @@ class RunLayout:
         return self.root / "summary.json"
 
     def trial_dir(self, key: TrialKey) -> Path:
-        parts = (safe_name(key.cell), safe_name(key.case), safe_name(key.scenario), str(key.trial))
-        return self.root.joinpath("trials", *parts)
+        cell, case, scenario = safe_name(key.cell), safe_name(key.case), safe_name(key.scenario)
+        return Path(f"{self.root}/trials/{cell}/{case}/{scenario}/{key.trial}")  # one parse
 
 
 def new_run_id(now: datetime | None = None) -> str:

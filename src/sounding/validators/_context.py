@@ -12,8 +12,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from sounding._deferred import DeferredModel
 from sounding.checks import Evidence
 from sounding.spec import Case, Scenario
 from sounding.store import write_json, write_text
@@ -45,7 +46,7 @@ class FinishedTrial:
     given: tuple[str, ...] = ()
 
 
-class Reference(BaseModel):
+class Reference(DeferredModel):
     """The pinned side: the tag or commit (None for a fixture folder) and its tree."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
@@ -54,7 +55,7 @@ class Reference(BaseModel):
     checkout: str | None = None
 
 
-class ContextDocument(BaseModel):
+class ContextDocument(DeferredModel):
     """`validation/context.json` (schema `sounding.validation-context/1`), field by field.
 
     `test_command` is absent when the scenario declares none: that is a different fact from

@@ -1,0 +1,107 @@
+"""Many trials of a callable agent run in forked worker processes (docs/runner.md)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sounding.runner._pool import cores
+
+pytestmark = pytest.mark.skipif(cores() < 2, reason="worker processes need two cores or more")
+
+AGENT = """
+import os, pathlib, time
+
+def answer(prompt, context):
+    trial = int(context.env["SOUNDING_TRIAL"])
+    marker = pathlib.Path(context.env["MARKER"])
+    if trial == 100 and not marker.exists() and "die" in prompt:
+        os._exit(3)
+    if trial >= 150 and not marker.exists() and "hang" in prompt:
+        time.sleep(60)
+    return f"pid {os.getpid()} " + ("no" if trial % 7 == 0 else "ok")
+"""
+
+
+def _write(suite: Any, tmp_path: Path, prompt: str, *, processes: bool = True) -> None:
+    suite.write("agent.py", AGENT)
+    flag = "" if processes else "processes = false\n"
+    marker = tmp_path / "marker"
+    suite.write(
+        "sounding.toml",
+        f'[agent]\ncallable = "agent:answer"\nenv = {{MARKER = "{marker}"}}\n{flag}',
+    )
+    suite.write(
+        "cases/c.yaml",
+        f"""
+        scenarios:
+          - {{id: a, user: {prompt}, trials: 200, expect: [{{final_answer_contains: ok}}]}}
+        """,
+    )
+
+
+def _answers(run: Path) -> list[str]:
+    return [
+        json.loads(p.read_text())["final_answer"] for p in run.glob("trials/*/*/*/*/record.json")
+    ]
+
+
+def test_processes_give_the_verdicts_threads_give(suite: Any, tmp_path: Path) -> None:
+    _write(suite, tmp_path, "answer")
+    forked = suite.run("--parallel", "2")
+    _write(suite, tmp_path, "answer", processes=False)
+    threaded = suite.run("--parallel", "2")
+    assert forked.returncode == threaded.returncode == 1, forked.stdout + forked.stderr
+    assert "FLAKY c/a  172/200" in forked.stdout and "FLAKY c/a  172/200" in threaded.stdout
+    first, second = suite.runs()
+    pids = [answer.split()[1] for answer in _answers(first)]
+    # the first trial in sounding's own process, the other 199 shared by two workers
+    assert sorted(pids.count(pid) for pid in set(pids)) == [1, 99, 100]
+    assert len({answer.split()[1] for answer in _answers(second)}) == 1  # one process
+    assert len(suite.trials(first)) == len(suite.trials(second)) == 200
+
+
+def test_a_worker_process_that_dies_leaves_the_rest_of_its_share_to_resume(
+    suite: Any, tmp_path: Path
+) -> None:
+    _write(suite, tmp_path, "die")
+    died = suite.run("--parallel", "2")
+    assert died.returncode == 3, died.stdout + died.stderr
+    (run,) = suite.runs()
+    unfinished = 200 - len(suite.trials(run))
+    assert 0 < unfinished <= 101  # trial 100 and what followed it in the dead share
+    assert f"({unfinished} error)" in died.stdout
+    measures = json.loads((run / "measures.json").read_text())["trials"]
+    errors = [m["reason"] for m in measures if m["state"] == "error"]
+    assert len(errors) == unfinished
+    assert all("worker process ended (exit status 3)" in reason for reason in errors)
+    (tmp_path / "marker").write_text("")
+    done = suite.run("--resume", run.name)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "FLAKY c/a  172/200" in done.stdout
+    assert len(suite.trials(run)) == 200
+
+
+def test_ctrl_c_stops_the_worker_processes_and_the_run_resumes(suite: Any, tmp_path: Path) -> None:
+    _write(suite, tmp_path, "hang")
+    process = suite.start("--parallel", "2")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        runs = list((suite.root / "results").glob("*/trials/*/*/*/*/trial.json"))
+        if len(runs) >= 140:
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)  # both workers are now stuck in trials 150 and up
+    err = suite.interrupt(process)
+    (run,) = suite.runs()
+    assert f"--resume {run.name}" in err
+    kept = len(suite.trials(run))
+    assert 140 <= kept < 200
+    (tmp_path / "marker").write_text("")
+    done = suite.run("--resume", run.name)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "FLAKY c/a  172/200" in done.stdout
