@@ -105,3 +105,30 @@ def test_ctrl_c_stops_the_worker_processes_and_the_run_resumes(suite: Any, tmp_p
     done = suite.run("--resume", run.name)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "FLAKY c/a  172/200" in done.stdout
+
+
+def test_no_worker_outlives_a_run_that_failed(suite: Any, tmp_path: Path) -> None:
+    from sounding.runner._config import load_suite
+    from sounding.runner._run import RunOptions, run_suite
+    from sounding.runner._setup import prepare_run
+
+    _write(suite, tmp_path, "answer")
+    suite.write("stray_agent.py", AGENT.replace("time.sleep(60)", "time.sleep(0.05)"))
+    config = suite.root / "sounding.toml"
+    config.write_text(config.read_text().replace("agent:answer", "stray_agent:answer"))
+    loaded = load_suite(suite.root)
+    options = RunOptions(parallel=2)
+    agent, extra = prepare_run(loaded, options)
+    seen: list[object] = []
+
+    def progress(outcome: object) -> None:  # a display that breaks mid-run
+        seen.append(outcome)
+        if len(seen) == 20:
+            raise RuntimeError("the progress display broke")
+
+    with pytest.raises(RuntimeError, match="display broke"):
+        run_suite(loaded, options, agent=agent, settings_extra=extra, on_trial=progress)
+    (run,) = suite.runs()
+    stored = len(suite.trials(run))
+    time.sleep(1.0)
+    assert len(suite.trials(run)) == stored < 200  # nothing went on running behind the run

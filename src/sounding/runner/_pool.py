@@ -188,19 +188,25 @@ class ForkedPool:
             selector.register(fd, selectors.EVENT_READ)
         buffers = {fd: bytearray() for fd in self._children}
         statuses: list[int] = []
-        while self._children:
-            for key, _ in selector.select():
-                fd = int(key.fd)
-                data = os.read(fd, 1 << 16)
-                if data:
-                    buffers[fd] += data
-                    for outcome in _frames(buffers[fd]):
-                        seen.add(outcome.key)
-                        yield outcome
-                    continue
-                selector.unregister(fd)
-                os.close(fd)
-                statuses.append(_ended(self._children.pop(fd)))
+        try:
+            while self._children:
+                for key, _ in selector.select():
+                    fd = int(key.fd)
+                    data = os.read(fd, 1 << 16)
+                    if data:
+                        buffers[fd] += data
+                        for outcome in _frames(buffers[fd]):
+                            seen.add(outcome.key)
+                            yield outcome
+                        continue
+                    selector.unregister(fd)
+                    os.close(fd)
+                    statuses.append(_ended(self._children.pop(fd)))
+        except KeyboardInterrupt:
+            raise  # the run stops the workers gently (`stop`)
+        except BaseException:  # the run itself failed or gave up: no worker outlives it
+            self.stop(0.0)
+            raise
         yield from self._left_over(seen, statuses)
 
     def stop(self, grace: float) -> None:
