@@ -3,8 +3,8 @@
 A suite of thousands of scenarios loads hundreds of thousands of objects that stay until
 the end. Each full collection would walk all of them again, and a run that allocates
 steadily triggers one every few thousand trials. `gc.freeze` moves what exists now out of
-the collector's sight (and forked workers then leave those pages shared), and
-`gc.unfreeze` hands it back when the work is done.
+the collector's sight (a forked worker's collector then never writes to those pages
+either), and `gc.unfreeze` hands it back when the work is done.
 """
 
 from __future__ import annotations
