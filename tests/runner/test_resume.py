@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import Any
 
 
-def test_a_killed_run_resumes_without_rerunning_finished_trials(suite: Any, tmp_path: Path) -> None:
+def _stalled_run(suite: Any, tmp_path: Path, *, stall_from: int, trials: int) -> Any:
+    """`sounding run --parallel 1` of an agent that logs each trial it starts in
+    tmp_path/calls and, from trial `stall_from` on, waits for tmp_path/go. Returns the
+    process once the first stalled trial has started."""
     log = tmp_path / "calls"
     log.mkdir()
     suite.agent(
@@ -18,18 +21,23 @@ def test_a_killed_run_resumes_without_rerunning_finished_trials(suite: Any, tmp_
         import os, sys, time
         sys.stdin.read()
         trial = int(os.environ["SOUNDING_TRIAL"])
-        marker = os.path.join({str(log)!r}, f"t{{trial}}")
-        open(marker, "a").write("x")
-        if trial >= 4 and not os.path.exists({str(tmp_path / "go")!r}):
+        open(os.path.join({str(log)!r}, f"t{{trial}}"), "a").write("x")
+        if trial >= {stall_from} and not os.path.exists({str(tmp_path / "go")!r}):
             time.sleep(60)
         print("done")
         """
     )
-    suite.write("cases/long.yaml", "scenarios:\n  - {id: s, user: hi, trials: 6}\n")
+    suite.write("cases/long.yaml", f"scenarios:\n  - {{id: s, user: hi, trials: {trials}}}\n")
     process = suite.start("--parallel", "1")
     deadline = time.monotonic() + 30
-    while not (log / "t4").exists() and time.monotonic() < deadline:
+    while not (log / f"t{stall_from}").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
+    return process
+
+
+def test_a_killed_run_resumes_without_rerunning_finished_trials(suite: Any, tmp_path: Path) -> None:
+    log = tmp_path / "calls"
+    process = _stalled_run(suite, tmp_path, stall_from=4, trials=6)
     os.killpg(process.pid, signal.SIGKILL)
     process.communicate()
     (run,) = suite.runs()
@@ -57,23 +65,7 @@ def test_resume_of_an_unknown_run_says_which_runs_exist(suite: Any) -> None:
 
 def test_ctrl_c_stops_at_once_keeps_finished_trials_and_resumes(suite: Any, tmp_path: Path) -> None:
     log = tmp_path / "calls"
-    log.mkdir()
-    suite.agent(
-        f"""
-        import os, sys, time
-        sys.stdin.read()
-        trial = int(os.environ["SOUNDING_TRIAL"])
-        open(os.path.join({str(log)!r}, f"t{{trial}}"), "a").write("x")
-        if trial >= 3 and not os.path.exists({str(tmp_path / "go")!r}):
-            time.sleep(60)
-        print("done")
-        """
-    )
-    suite.write("cases/long.yaml", "scenarios:\n  - {id: s, user: hi, trials: 5}\n")
-    process = suite.start("--parallel", "1")
-    deadline = time.monotonic() + 30
-    while not (log / "t3").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    process = _stalled_run(suite, tmp_path, stall_from=3, trials=5)
     err = suite.interrupt(process)
     (run,) = suite.runs()
     assert f"--resume {run.name}" in err and "2 trials finished" in err
