@@ -67,7 +67,7 @@ out.write_text(json.dumps(results, indent=1))
 print(json.dumps({"pass": sum(v == "pass" for v in results.values()), "total": len(results)}))
 """
 
-# The floor of bench_rescore: the same checks on the stored record.json files.
+# The floor of bench_rescore: the same checks on the run records stored in trial.json.
 RESCORE_FLOOR_PY = """\
 import json
 import sys
@@ -81,9 +81,9 @@ suite, run_dir = Path(sys.argv[1]), Path(sys.argv[2])
 case = yaml.load((suite / "cases" / "many.yaml").read_text(), Loader=yaml.CSafeLoader)
 expects = {s["id"]: s["expect"] for s in case["scenarios"]}
 verdicts = {"pass": 0, "fail": 0}
-for path in sorted(run_dir.glob("trials/*/*/*/*/record.json")):
-    record = json.loads(path.read_bytes())
-    verdicts[verdict(expects[path.parent.parent.name], record["final_answer"])] += 1
+for path in sorted(run_dir.glob("trials/*/*/*/*/trial.json")):
+    trial = json.loads(path.read_bytes())
+    verdicts[verdict(expects[trial["scenario"]], trial["record"]["final_answer"])] += 1
 print(json.dumps(verdicts))
 """
 

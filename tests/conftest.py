@@ -188,3 +188,20 @@ def llm_server() -> Iterator[ScriptedLLM]:
     server.shutdown()
     server.server_close()
     thread.join(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def as_trial_v1() -> Any:
+    """Turn a run folder into what an older sounding wrote (sounding.trial/1): the run
+    record of each trial in its own record.json beside trial.json."""
+
+    def convert(run: Path) -> None:
+        for path in run.glob("trials/*/*/*/*/trial.json"):
+            document = json.loads(path.read_text(encoding="utf-8"))
+            record = document.pop("record", None)
+            if record is not None:
+                (path.parent / "record.json").write_text(json.dumps(record), encoding="utf-8")
+            document["schema"] = "sounding.trial/1"
+            path.write_text(json.dumps(document), encoding="utf-8")
+
+    return convert

@@ -64,3 +64,18 @@ def test_rescoring_applies_todays_case_file_and_names_what_flipped(
 def test_a_folder_that_is_not_a_run_is_a_usage_error(tmp_path: Path, sounding: Any) -> None:
     done = sounding("score", str(tmp_path))
     assert done.returncode == 2 and "not a results folder" in done.stderr
+
+
+def test_a_run_an_older_sounding_wrote_is_rescored_alike(
+    tmp_path: Path, sounding: Any, as_trial_v1: Any
+) -> None:
+    root, calls = tmp_path / "suite", tmp_path / "calls"
+    _suite(root, calls)
+    sounding("run", str(root))
+    (run,) = (root / "results").iterdir()
+    as_trial_v1(run)  # sounding.trial/1: each run record in a record.json of its own
+    case = root / "cases/q.yaml"
+    case.write_text(case.read_text().replace("contains: answer", "contains: idea"))
+    flipped = sounding("score", str(run))
+    assert "re-scored 3 trials: 3 verdicts changed" in flipped.stdout, flipped.stdout
+    assert len(calls.read_text()) == 3  # the agent never ran again

@@ -21,7 +21,7 @@ from sounding.runner._run import ExitCode
 from sounding.runner._setup import RunSetupError, make_judge
 from sounding.scoring import Measured, TrialScore
 from sounding.spec import Scenario, SpecError, load_cases
-from sounding.store import RunLayout, TrialKey, read_json
+from sounding.store import RunLayout, TrialKey, read_json, trial_record
 from sounding.validators import Validation
 
 RESCORE_SCHEMA = "sounding.rescore/1"
@@ -54,9 +54,8 @@ def stored_evidence(
     def text(name: str) -> str | None:
         return (folder / name).read_text(encoding="utf-8") if name in present else None
 
-    record = RunRecord.model_validate_json((folder / "record.json").read_bytes())
     return Evidence(
-        record=record,
+        record=trial_record(folder, key) or RunRecord(),
         workspace=folder / "workspace" if "workspace" in present else None,
         touched=None if key.get("touched") is None else frozenset(key["touched"]),
         artefacts=frozenset(key.get("artefacts") or ()),

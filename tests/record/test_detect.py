@@ -132,6 +132,16 @@ def test_another_schema_version_is_refused_with_the_fix() -> None:
         parse_record('{"schema": "other/1"}', "sounding")
 
 
+def test_a_stored_trial_gives_its_record() -> None:
+    record = RunRecord(final_answer="done", user_turns=["go"])
+    stored = json.loads(record.to_json())
+    trial = {"schema": "sounding.trial/2", "verdict": "pass", "record": stored}
+    assert parse_record(json.dumps(trial)) == record
+    trial["record"] = {"schema": "sounding.run/1", "turns": "many"}
+    with pytest.raises(RecordError, match=r"<record>: record.*turns"):
+        parse_record(json.dumps(trial))
+
+
 def test_an_invalid_stored_record_names_the_field() -> None:
     text = json.dumps(
         {"schema": "sounding.run/1", "tool_calls": [{"id": "1", "name": "f", "args": 3}]}

@@ -45,6 +45,34 @@ def test_a_trial_gives_its_record_and_artifacts(mixed_run: Path) -> None:
     assert results.text(broken.trials[0], "no-such-file.txt") is None
 
 
+def test_a_run_an_older_sounding_wrote_still_loads(
+    mixed_run: Path, copy_run: Any, as_trial_v1: Any
+) -> None:
+    run = copy_run(mixed_run)
+    as_trial_v1(run)  # sounding.trial/1: each run record in a record.json of its own
+    assert (run / "trials/default/basic/wrong/1/record.json").is_file()
+    results = load_results(run)
+    assert {s.summary.scenario: s.summary.verdict for s in results.scenarios} == VERDICTS
+    wrong = next(s for s in results.scenarios if s.summary.scenario == "wrong")
+    record = results.record(wrong.trials[0])
+    assert record is not None and record.tools_called == ["lookup"]
+    broken = next(s for s in results.scenarios if s.summary.scenario == "broken")
+    assert results.record(broken.trials[0]) is None
+
+
+def test_a_record_of_an_unknown_schema_names_its_trial_file(
+    mixed_run: Path, copy_run: Any, edit_json: Any
+) -> None:
+    run = copy_run(mixed_run)
+    trial_file = run / "trials/default/basic/wrong/1/trial.json"
+    record = json.loads(trial_file.read_text())["record"]
+    edit_json(trial_file, record={**record, "schema": "sounding.run/9"})
+    results = load_results(run)
+    wrong = next(s for s in results.scenarios if s.summary.scenario == "wrong")
+    with pytest.raises(ResultsError, match=r"trial\.json: schema 'sounding\.run/9'"):
+        results.record(wrong.trials[0])
+
+
 def test_fields_are_read_by_name_not_by_order(mixed_run: Path, copy_run: Any) -> None:
     run = copy_run(mixed_run)
     trial_file = run / "trials/default/basic/wrong/2/trial.json"
@@ -76,8 +104,8 @@ def test_an_unknown_trial_schema_names_the_trial_file(
 ) -> None:
     run = copy_run(mixed_run)
     trial_file = run / "trials/default/basic/echoes/3/trial.json"
-    edit_json(trial_file, schema="sounding.trial/2")
-    with pytest.raises(ResultsError, match=r"sounding\.trial/2"):
+    edit_json(trial_file, schema="sounding.trial/99")
+    with pytest.raises(ResultsError, match=r"sounding\.trial/99"):
         load_results(run)
     edit_json(trial_file, schema=None)
     with pytest.raises(ResultsError, match="no `schema` field"):

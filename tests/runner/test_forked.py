@@ -46,7 +46,8 @@ def _write(suite: Any, tmp_path: Path, prompt: str, *, processes: bool = True) -
 
 def _answers(run: Path) -> list[str]:
     return [
-        json.loads(p.read_text())["final_answer"] for p in run.glob("trials/*/*/*/*/record.json")
+        json.loads(p.read_text())["record"]["final_answer"]
+        for p in run.glob("trials/*/*/*/*/trial.json")
     ]
 
 
@@ -113,7 +114,8 @@ def test_no_worker_outlives_a_run_that_failed(suite: Any, tmp_path: Path) -> Non
     from sounding.runner._setup import prepare_run
 
     _write(suite, tmp_path, "answer")
-    suite.write("stray_agent.py", AGENT.replace("time.sleep(60)", "time.sleep(0.05)"))
+    slow = "def answer(prompt, context):\n    time.sleep(0.05)\n    return 'ok'\n"
+    suite.write("stray_agent.py", f"import time\n\n\n{slow}")  # 200 trials: 5 s at least
     config = suite.root / "sounding.toml"
     config.write_text(config.read_text().replace("agent:answer", "stray_agent:answer"))
     loaded = load_suite(suite.root)

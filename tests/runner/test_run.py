@@ -41,10 +41,11 @@ def test_a_plain_command_agent_is_checked_from_its_stdout(suite: Any) -> None:
     (run,) = suite.runs()
     assert f"artifacts: {run}" in done.stdout.replace("\n", "")
     trials = suite.trials(run)
-    assert len(trials) == 4 and {t["schema"] for t in trials} == {"sounding.trial/1"}
+    assert len(trials) == 4 and {t["schema"] for t in trials} == {"sounding.trial/2"}
     folder = run / "trials/default/basic/echoes/1"
     assert (folder / "stdout.txt").read_text().startswith("you said: hello there")
-    record = json.loads((folder / "record.json").read_text())
+    assert not (folder / "record.json").exists()  # the run record is inside trial.json
+    record = json.loads((folder / "trial.json").read_text())["record"]
     assert record["schema"] == "sounding.run/1"
     assert record["final_answer"] == "you said: hello there"
     summary = json.loads((run / "summary.json").read_text())
@@ -225,9 +226,8 @@ def test_multi_turn_scenarios_run_as_one_conversation(suite: Any) -> None:
     )
     done = suite.run()
     assert done.returncode == 0, done.stdout + done.stderr
-    record = json.loads(
-        (suite.runs()[0] / "trials/default/turns/two-turns/1/record.json").read_text()
-    )
+    trial = suite.runs()[0] / "trials/default/turns/two-turns/1/trial.json"
+    record = json.loads(trial.read_text())["record"]
     assert record["user_turns"] == ["first question", "second question"]
     assert record["turns"] == 2
 

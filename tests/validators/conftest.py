@@ -63,7 +63,6 @@ class Bench:
             (workspace / name).parent.mkdir(parents=True, exist_ok=True)
             (workspace / name).write_text(text)
         record = RunRecord(final_answer=answer, user_turns=[prompt])
-        (folder / "record.json").write_text(record.to_json())
         evidence = Evidence(
             record=record,
             workspace=workspace,
@@ -81,6 +80,7 @@ class Bench:
             prompt=prompt,
             evidence=evidence,
             suite_dir=self.root,
+            record=record.to_json(),
         )
 
     def agent(self, body: str, extra_config: str = "") -> None:

@@ -61,7 +61,8 @@ def test_the_context_is_one_archived_file_of_absolute_paths(bench: Bench) -> Non
     assert context["schema"] == "sounding.validation-context/1"
     assert context["workspace"] == str((trial.folder / "workspace").resolve())
     assert Path(context["prompt"]).read_text() == "fix a.py"
-    assert context["record"] == str((trial.folder / "record.json").resolve())
+    assert context["record"] == str((validation / "record.json").resolve())
+    assert json.loads(Path(context["record"]).read_text())["final_answer"] == "done"
     assert (context["case"], context["scenario"], context["trial"]) == ("c", "s", 1)
     assert context["declared"] == ["in_scope", "delivered"]
     assert context["touched"] == ["__pycache__/a.pyc", "a.py"]

@@ -99,8 +99,13 @@ def decode_json(text: str, source: str) -> Any:
 
 
 def parse_sounding(data: Any, source: str) -> RunRecord:
-    """A stored record: its `schema` is read first, then every field is validated."""
+    """A stored record: its `schema` is read first, then every field is validated.
+
+    A run's trial.json holds its trial's record: given one, that record is read.
+    """
     schema = data.get("schema") if isinstance(data, dict) else None
+    if isinstance(schema, str) and schema.startswith("sounding.trial/") and "record" in data:
+        return parse_sounding(data["record"], f"{source}: record")
     if schema == SCHEMA:
         return validate_record(data, source)
     if isinstance(schema, str) and schema.startswith("sounding.run/"):

@@ -21,11 +21,12 @@ from sounding.scoring import Interval, ScenarioResult, TrialScore, TrialVerdict,
 from sounding.store import (
     RESULTS_SCHEMA,
     SUMMARY_SCHEMA,
-    TRIAL_SCHEMA,
+    TRIAL_SCHEMAS,
     RunLayout,
     TrialKey,
     read_json,
 )
+from sounding.store._stored import RECORD_FILE_V1
 
 _M = TypeVar("_M", bound=BaseModel)
 _RESUME_FIX = "finish it with `sounding run SUITE --resume {run_id}`"
@@ -196,10 +197,17 @@ class Results:
 
     def record(self, trial: StoredTrial) -> RunRecord | None:
         """The trial's run record; None when it left none (it failed before any record)."""
-        path = self.folder(trial) / "record.json"
-        if not path.is_file():
-            return None
-        return _validated(RunRecord, path, _document(path, RECORD_SCHEMA))
+        folder = self.folder(trial)
+        path = folder / "trial.json"
+        document = _document(path, TRIAL_SCHEMAS)
+        if "record" in document:
+            found = document["record"]
+            if found is not None and _schema_of(found) != RECORD_SCHEMA:
+                raise ResultsError(_schema_message(path, _schema_of(found), RECORD_SCHEMA))
+        else:  # sounding.trial/1: the record is a file of its own
+            path = folder / RECORD_FILE_V1
+            found = _document(path, (RECORD_SCHEMA,)) if path.is_file() else None
+        return None if found is None else _validated(RunRecord, path, found)
 
     def text(self, trial: StoredTrial, name: str) -> str | None:
         """A text artifact of the trial (`diff.patch`, `stdout.txt`, ...); None when absent."""
@@ -214,7 +222,7 @@ def load_results(run_dir: Path) -> Results:
     run_file = run_dir / "run.json"
     if not run_file.is_file():
         raise ResultsError(_not_a_run(run_dir))
-    plan = _document(run_file, RESULTS_SCHEMA)
+    plan = _document(run_file, (RESULTS_SCHEMA,))
     layout = RunLayout(run_dir)
     planned = [_key(run_file, i, entry) for i, entry in enumerate(_list(run_file, plan, "trials"))]
     folders = {key: layout.trial_dir(key) for key in planned}
@@ -222,7 +230,7 @@ def load_results(run_dir: Path) -> Results:
     summary_file = run_dir / "summary.json"
     summary = None
     if summary_file.is_file():
-        summary = _validated(RunSummary, summary_file, _document(summary_file, SUMMARY_SCHEMA))
+        summary = _validated(RunSummary, summary_file, _document(summary_file, (SUMMARY_SCHEMA,)))
     return Results(
         root=run_dir,
         run_id=str(plan.get("run_id", run_dir.name)),
@@ -250,7 +258,7 @@ def _not_a_run(run_dir: Path) -> str:
 
 def _trial(folder: Path) -> StoredTrial:
     path = folder / "trial.json"
-    return _validated(StoredTrial, path, _document(path, TRIAL_SCHEMA))
+    return _validated(StoredTrial, path, _document(path, TRIAL_SCHEMAS))
 
 
 def _key(path: Path, index: int, entry: Any) -> TrialKey:
@@ -275,7 +283,7 @@ def _list(path: Path, document: dict[str, Any], name: str) -> list[Any]:
     return value
 
 
-def _document(path: Path, schema: str) -> dict[str, Any]:
+def _document(path: Path, schemas: tuple[str, ...]) -> dict[str, Any]:
     """The JSON object in `path`, once its `schema` field says it is one we read."""
     try:
         document = read_json(path)
@@ -287,9 +295,13 @@ def _document(path: Path, schema: str) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise ResultsError(f"{path}: expected a JSON object with a `schema` field")
     found = document.get("schema")
-    if found != schema:
-        raise ResultsError(_schema_message(path, found, schema))
+    if found not in schemas:
+        raise ResultsError(_schema_message(path, found, schemas[-1]))
     return document
+
+
+def _schema_of(value: Any) -> Any:
+    return value.get("schema") if isinstance(value, dict) else None
 
 
 def _schema_message(path: Path, found: Any, schema: str) -> str:

@@ -33,12 +33,14 @@ class TrialProgress:
             disable=not console.is_terminal,
         )
         self._task = self._progress.add_task("trials", total=0, last="")
+        self._live = console.is_terminal
 
     def planned(self, total: int, done: int) -> None:
         self._progress.update(self._task, total=total, completed=done)
 
     def finished(self, outcome: TrialOutcome) -> None:
-        self._progress.update(self._task, advance=1, last=escape(outcome.key.label))
+        if self._live:  # nothing is drawn otherwise: no need to count
+            self._progress.update(self._task, advance=1, last=escape(outcome.key.label))
 
     @contextmanager
     def running(self) -> Iterator[TrialProgress]:
@@ -47,7 +49,21 @@ class TrialProgress:
 
 
 def scenario_line(line: ScenarioLine) -> Text:
-    """`PASS  case/scenario  3/3  1.2s  first failure`, styled (`.plain` for a pipe)."""
+    """`PASS  case/scenario  3/3  1.2s  first failure`, styled."""
+    verdict, body, reason = _line_parts(line)
+    text = Text.assemble((verdict, STYLES[line.result.verdict.value]), body)
+    if reason:
+        text.append(reason, style="dim")
+    return text
+
+
+def plain_line(line: ScenarioLine) -> str:
+    """`scenario_line` without styles, for a pipe or a file."""
+    return "".join(_line_parts(line))
+
+
+def _line_parts(line: ScenarioLine) -> tuple[str, str, str]:
+    """The verdict, the scenario with its counts and duration, and the first failure."""
     verdict = line.result.verdict.value
     judged = line.result.passed + line.result.failed
     counts = f"{line.result.passed}/{judged}"
@@ -57,13 +73,9 @@ def scenario_line(line: ScenarioLine) -> Text:
     reason = line.first_failure.replace("\n", " ")
     if len(reason) > _REASON_WIDTH:
         reason = reason[: _REASON_WIDTH - 1] + "…"
-    text = Text.assemble(
-        (f"{verdict.upper():<5}", STYLES[verdict]),
-        f" {cell}{line.case}/{line.scenario}  {counts}  {line.duration_ms / 1000:.2f}s",
-    )
-    if reason and verdict != "pass":
-        text.append(f"  {reason}", style="dim")
-    return text
+    body = f" {cell}{line.case}/{line.scenario}  {counts}  {line.duration_ms / 1000:.2f}s"
+    shown = f"  {reason}" if reason and verdict != "pass" else ""
+    return f"{verdict.upper():<5}", body, shown
 
 
 def print_summary(
@@ -73,7 +85,7 @@ def print_summary(
         for line in lines:
             console.print(scenario_line(line), highlight=False, soft_wrap=True)
     else:  # a pipe or a file: the same words without styles, written at once
-        console.file.write("".join(scenario_line(line).plain + "\n" for line in lines))
+        console.file.write("".join(plain_line(line) + "\n" for line in lines))
     totals = {v: 0 for v in STYLES}
     for line in lines:
         totals[line.result.verdict.value] += 1

@@ -16,7 +16,7 @@ from sounding.runner._agent import RUNNING
 from sounding.runner._cells import Cell
 from sounding.runner._config import Suite, SuiteConfigError
 from sounding.runner._exit import ExitCode as ExitCode  # where commands import it
-from sounding.runner._measures import measures_document
+from sounding.runner._measures import write_measures
 from sounding.runner._pool import ForkedPool, TrialPool, cores
 from sounding.runner._trial import (
     Agent,
@@ -168,7 +168,7 @@ def _run_suite(
     settle()
     lines = summarize(cases, plans, outcomes)
     write_json(layout.summary_file, summary_document(layout, lines))
-    write_json(layout.root / "measures.json", measures_document(layout.run_id, outcomes))
+    write_measures(layout.root / "measures.json", layout.run_id, outcomes)
     return RunResult(layout, lines, outcomes, len(pending))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -14,7 +15,7 @@ from typing import Any, Protocol
 
 from sounding._measure import measure_trial
 from sounding._secrets import redact, secret_values
-from sounding.checks import Evidence, Judge, ServiceEvidence, registry
+from sounding.checks import Evidence, Judge, ServiceEvidence, Status, registry
 from sounding.record import TRACE_ENV, RunRecord
 from sounding.runner._agent import RUNNING, AgentRun, TurnInput, run_callable, run_command
 from sounding.runner._cells import DEFAULT_CELL, Cell
@@ -22,7 +23,7 @@ from sounding.runner._collect import build_record
 from sounding.runner._workspace import Origin, changes, prepare
 from sounding.scoring import TrialScore
 from sounding.spec import Case, Scenario
-from sounding.store import TRIAL_SCHEMA, TrialKey, read_json, write_json, write_text
+from sounding.store import TRIAL_SCHEMA, TrialKey, read_json, write_text
 from sounding.validators import FinishedTrial, Validation, run_validators
 
 
@@ -99,6 +100,73 @@ class TrialOutcome:
     def verdict(self) -> str:
         return self.score.verdict.value if self.score else "error"
 
+    def measures(self) -> dict[str, Any]:
+        """Its record in measures.json: `passed`, `composite`, one bool per check (None when
+        not judged), the validators' metrics, and the reasons."""
+        metrics: dict[str, Any] = {"passed": None, "composite": None}
+        reasons: dict[str, str] = {}
+        if self.score is not None:
+            metrics.update(_score_metrics(self.score))
+            reasons = {m.name: m.result.reason for m in self.score.checks if m.result.reason}
+        metrics.update(self.metrics)
+        reasons.update(self.metric_reasons)
+        return {
+            **self.key.as_dict(),
+            "state": self.state,
+            "verdict": self.verdict,
+            "reason": self.reason,  # the first failure, or what stopped an errored trial
+            "usage": self.usage,
+            "duration_ms": round(self.duration_ms, 3),
+            "attempts": self.attempts,
+            "metrics": metrics,
+            "reasons": reasons,
+        }
+
+    @cached_property
+    def score_json(self) -> str:
+        """The score as JSON, `null` without one; a value a check left in its details that
+        JSON has no type for is written as its text."""
+        return "null" if self.score is None else self.score.model_dump_json(fallback=str)
+
+    @cached_property
+    def measures_json(self) -> str:
+        """`measures()` as JSON; a forked worker makes it where the trial ran."""
+        return json.dumps(self.measures(), ensure_ascii=False, default=str)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """How an outcome crosses from a worker process to the run: plain values, with the
+        score and the measures record as JSON, a fraction of what pickling models costs."""
+        key = self.key
+        fields = (self.state, self.score_json, self.reason, self.duration_ms, self.attempts)
+        found = (self.usage, self.metrics, self.metric_reasons, self.touched, self.artefacts)
+        place = (key.cell, key.case, key.scenario, key.trial)
+        return (_received, (place, fields, found, self.measures_json))
+
+
+def _received(
+    place: tuple[str, str, str, int],
+    fields: tuple[Any, ...],
+    found: tuple[Any, ...],
+    measures_json: str,
+) -> TrialOutcome:
+    """An outcome as `TrialOutcome.__reduce__` sent it."""
+    state, score, *rest = fields
+    parsed = None if score == "null" else TrialScore.model_validate_json(score)
+    outcome = TrialOutcome(TrialKey(*place), state, parsed, *rest, *found)
+    outcome.__dict__.update(score_json=score, measures_json=measures_json)
+    return outcome
+
+
+def _score_metrics(score: TrialScore) -> dict[str, Any]:
+    metrics: dict[str, Any] = {
+        "passed": None if score.verdict.value == "error" else score.verdict.value == "pass",
+        "composite": score.composite,
+    }
+    for m in score.checks:
+        judged = m.result.status in (Status.PASSED, Status.FAILED)
+        metrics[m.name] = m.result.status is Status.PASSED if judged else None
+    return metrics
+
 
 class TrialInterrupted(Exception):
     """The run was interrupted while this trial ran: it is left unfinished, to run on resume."""
@@ -122,21 +190,23 @@ def run_trial(
     """Run one trial to the end; never raises for anything the agent or a check did."""
     started = time.monotonic()
     plan.folder.mkdir(parents=True, exist_ok=True)
+    record: str | None = None
     try:
-        outcome = _run(plan, settings, started, watch)
+        outcome, record = _run(plan, settings, started, watch)
     except (TrialInterrupted, TrialAbandoned):
         raise
     except Exception as exc:  # the runner boundary: one broken trial never stops the others
         reason = f"{type(exc).__name__}: {exc}"
         write_text(plan.folder / "harness-error.txt", traceback.format_exc())
         outcome = TrialOutcome(plan.key, "error", None, reason, _ms(started), 0)
-    store_outcome(plan.folder, outcome)
+    store_outcome(plan.folder, outcome, record)
     return outcome
 
 
 def _run(
     plan: TrialPlan, settings: TrialSettings, started: float, watch: AgentWatch | None
-) -> TrialOutcome:
+) -> tuple[TrialOutcome, str]:
+    """The trial's outcome, and its run record as stored (JSON, secrets replaced)."""
     services = _start_services(plan, settings)
     try:
         run, attempts = _attempts(plan, settings, services_env(services), watch)
@@ -149,11 +219,12 @@ def _run(
         secrets = _secrets(settings, plan.scenario, given_env)
         _store_agent_output(plan.folder, run, secrets)
         record = build_record(plan.cell.turns(plan.scenario.user), run, plan.trace)
-        write_text(plan.folder / "record.json", redact(record.to_json(), secrets))
+        stored = redact(record.to_json(), secrets)
         if outcome_error:
-            return TrialOutcome(plan.key, "error", None, outcome_error, _ms(started), attempts)
+            error = TrialOutcome(plan.key, "error", None, outcome_error, _ms(started), attempts)
+            return error, stored
         evidence = _evidence(plan, record, run, services, given_env, secrets)
-        validation = _validate(plan, settings, evidence)
+        validation = _validate(plan, settings, evidence, stored)
         score = None
         if validation.valid:  # an invalid trial is an error: its checks are not run
             score = measure_trial(
@@ -169,9 +240,10 @@ def _run(
     found = dict(validation.metrics), dict(validation.reasons)
     touched = sorted(evidence.touched or ()), sorted(evidence.artefacts)
     state, reason = ("scored", score.reason) if score else ("error", validation.reason)
-    return TrialOutcome(
+    outcome = TrialOutcome(
         plan.key, state, score, reason, _ms(started), attempts, usage, *found, *touched
     )
+    return outcome, stored
 
 
 def _secrets(
@@ -184,8 +256,12 @@ def _secrets(
     return {**settings.base_secrets, **own}
 
 
-def _validate(plan: TrialPlan, settings: TrialSettings, evidence: Evidence) -> Validation:
+def _validate(
+    plan: TrialPlan, settings: TrialSettings, evidence: Evidence, record: str
+) -> Validation:
     """The case's validators, between collect and measure (docs/validators.md)."""
+    if not plan.case.validators:
+        return Validation()
     trial = FinishedTrial(
         folder=plan.folder,
         case=plan.case,
@@ -198,6 +274,7 @@ def _validate(plan: TrialPlan, settings: TrialSettings, evidence: Evidence) -> V
         reference=plan.origin.tree,
         reference_ref=plan.scenario.workspace.ref,
         given=tuple(sorted(plan.origin.given)),
+        record=record,
     )
     return run_validators(trial, judge=settings.judge)
 
@@ -398,12 +475,20 @@ def services_env(services: Any) -> dict[str, str]:
     return dict(services.env) if services is not None else {}
 
 
-def store_outcome(folder: Path, outcome: TrialOutcome) -> None:
-    """Write trial.json last: its presence marks the trial as finished."""
-    write_json(folder / "trial.json", outcome_document(outcome))
+def store_outcome(folder: Path, outcome: TrialOutcome, record: str | None = None) -> None:
+    """Write trial.json last: its presence marks the trial as finished.
+
+    The score and the run record are JSON already (pydantic's encoder; the record with its
+    secrets replaced): they go in as they are, the last two members, not encoded twice.
+    """
+    head = json.dumps(outcome_document(outcome), ensure_ascii=False, default=str)
+    tail = f', "score": {outcome.score_json}'
+    tail += f', "record": {record}' if record is not None else ""
+    write_text(folder / "trial.json", f"{head[:-1]}{tail}}}\n")
 
 
 def outcome_document(outcome: TrialOutcome) -> dict[str, Any]:
+    """trial.json up to its last two members, the score and the run record."""
     return {
         "schema": TRIAL_SCHEMA,
         **outcome.key.as_dict(),
@@ -417,7 +502,6 @@ def outcome_document(outcome: TrialOutcome) -> dict[str, Any]:
         "metric_reasons": outcome.metric_reasons,
         "touched": outcome.touched,
         "artefacts": outcome.artefacts,
-        "score": outcome.score.model_dump(mode="json") if outcome.score else None,
     }
 
 

@@ -5,22 +5,26 @@ from sounding.store._layout import (
     RESULTS_SCHEMA,
     SUMMARY_SCHEMA,
     TRIAL_SCHEMA,
+    TRIAL_SCHEMAS,
     RunLayout,
     TrialKey,
     allocate_run,
     safe_name,
 )
+from sounding.store._stored import trial_record
 
 __all__ = [
     "RESULTS_SCHEMA",
     "SUMMARY_SCHEMA",
     "TRIAL_SCHEMA",
+    "TRIAL_SCHEMAS",
     "RunLayout",
     "TrialKey",
     "allocate_run",
     "read_json",
     "safe_name",
     "sweep_tmp",
+    "trial_record",
     "write_bytes",
     "write_json",
     "write_text",

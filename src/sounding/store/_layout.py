@@ -3,9 +3,9 @@
 <run-id>/run.json                               the plan and options (sounding.results/1)
 <run-id>/summary.json                           verdicts per scenario (sounding.summary/1)
 <run-id>/trials/<cell>/<case>/<scenario>/<n>/   one folder per trial:
-    trial.json      state, verdict, checks, files touched (sounding.trial/1); written
+    trial.json      state, verdict, checks, files touched, and the run record
+                    (sounding.trial/2; the record is a sounding.run/1 document); written
                     last: its presence means the trial finished and will never run again
-    record.json     the run record (sounding.run/1)
     stdout.txt, stderr.txt, trace.jsonl, history.json, diff.patch
     workspace/      the final workspace (absent when a callable never asked for it)
     services/       what the services recorded (HTTP requests, the SQLite file)
@@ -21,7 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 RESULTS_SCHEMA = "sounding.results/1"
-TRIAL_SCHEMA = "sounding.trial/1"
+TRIAL_SCHEMA = "sounding.trial/2"
+TRIAL_SCHEMAS = ("sounding.trial/1", TRIAL_SCHEMA)  # /1 kept the run record in record.json
 SUMMARY_SCHEMA = "sounding.summary/1"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

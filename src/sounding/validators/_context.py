@@ -22,6 +22,7 @@ from sounding.store import write_json, write_text
 CONTEXT_SCHEMA = "sounding.validation-context/1"
 CONTEXT_FILE = "context.json"
 PROMPT_FILE = "prompt.txt"
+RECORD_FILE = "record.json"
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class FinishedTrial:
     reference: Path | None = None
     reference_ref: str | None = None
     given: tuple[str, ...] = ()
+    record: str | None = None  # the run record as stored (JSON, secrets replaced)
 
 
 class Reference(DeferredModel):
@@ -89,6 +91,8 @@ def write_context(trial: FinishedTrial, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     prompt = folder / PROMPT_FILE
     write_text(prompt, trial.prompt)
+    if trial.record is not None:  # trial.json, which holds it too, is written after the checks
+        write_text(folder / RECORD_FILE, trial.record)
     path = folder / CONTEXT_FILE
     document = context_document(trial, prompt)
     # absent, not null, when the scenario declares no suite: an absent key is its own fact
@@ -101,7 +105,7 @@ def context_document(trial: FinishedTrial, prompt: Path) -> ContextDocument:
     evidence = trial.evidence
     workspace = (evidence.workspace or trial.folder / "workspace").resolve()
     trace = evidence.extra.get("trace_path")
-    record = trial.folder / "record.json"
+    record = prompt.parent / RECORD_FILE
     return ContextDocument(
         workspace=str(workspace),
         reference=Reference(

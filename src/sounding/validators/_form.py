@@ -21,7 +21,7 @@ from typing import Any
 from sounding.record import RunRecord
 from sounding.spec import SpecError, load_cases
 from sounding.spec._validators import MetricKind
-from sounding.store import read_json, write_json, write_text
+from sounding.store import read_json, trial_record, write_json, write_text
 
 FORM_SCHEMA = "sounding.form/1"
 KEY_SCHEMA = "sounding.form-key/1"
@@ -89,7 +89,7 @@ def export_form(run_dir: Path, out: Path | None = None) -> FormResult:
         wanted = {m: k for m, k in form.items() if _open(trial, m, measures)}
         if wanted and trial.get("state") == "scored":
             token = key.token(folder.relative_to(run_dir).as_posix())
-            entries.append(_entry(token, folder, wanted))
+            entries.append(_entry(token, _record(folder, trial), wanted))
             metrics += len(wanted)
     random.SystemRandom().shuffle(entries)
     path = out or run_dir / FORM_FILE
@@ -159,9 +159,8 @@ def _open(trial: Mapping[str, Any], metric: str, measures: Mapping[str, Any] | N
     return _measured_value(metric, trial, measures) is None
 
 
-def _record(folder: Path) -> RunRecord:
-    path = folder / "record.json"
-    return RunRecord.model_validate_json(path.read_bytes()) if path.is_file() else RunRecord()
+def _record(folder: Path, trial: Mapping[str, Any]) -> RunRecord:
+    return trial_record(folder, trial) or RunRecord()
 
 
 def _prompt(record: RunRecord) -> str:
@@ -174,7 +173,7 @@ def _prompts_vary(run_dir: Path, kinds: Mapping[str, Mapping[str, MetricKind]]) 
     for folder, trial in _trials(run_dir):
         if kinds.get(trial["case"]):
             place = (trial["case"], trial["scenario"])
-            seen.setdefault(place, set()).add(_prompt(_record(folder)))
+            seen.setdefault(place, set()).add(_prompt(_record(folder, trial)))
     return any(len(prompts) > 1 for prompts in seen.values())
 
 
@@ -226,8 +225,7 @@ def _header(run_id: str, prompts_vary: bool) -> str:
     return "\n".join(lines)
 
 
-def _entry(token: str, folder: Path, wanted: Mapping[str, MetricKind]) -> str:
-    record = _record(folder)
+def _entry(token: str, record: RunRecord, wanted: Mapping[str, MetricKind]) -> str:
     lines = [
         "[[trial]]",
         f"token = {_text(token)}",
