@@ -81,7 +81,7 @@ suite, run_dir = Path(sys.argv[1]), Path(sys.argv[2])
 case = yaml.load((suite / "cases" / "many.yaml").read_text(), Loader=yaml.CSafeLoader)
 expects = {s["id"]: s["expect"] for s in case["scenarios"]}
 verdicts = {"pass": 0, "fail": 0}
-for path in sorted(run_dir.glob("trials/*/*/*/*/trial.json")):
+for path in sorted(run_dir.glob("trials/*/*/*/trial.json")):
     trial = json.loads(path.read_bytes())
     verdicts[verdict(expects[trial["scenario"]], trial["record"]["final_answer"])] += 1
 print(json.dumps(verdicts))

@@ -46,9 +46,10 @@ from pathlib import Path
 sample, dest, count = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 folders = [p.relative_to(sample) for p in sample.rglob("*") if p.is_dir()]
 files = {p.relative_to(sample): p.read_bytes() for p in sample.rglob("*") if p.is_file()}
+dest.mkdir(parents=True)
 for n in range(count):
-    trial = dest / f"s{n:05d}" / "1"
-    trial.mkdir(parents=True)
+    trial = dest / f"s{n:05d}#1"
+    trial.mkdir()
     for folder in folders:
         (trial / folder).mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
@@ -72,7 +73,7 @@ def passed_scenarios(run: Path) -> int:
 
 def artifacts_floor(folder: Path, run: Path, count: int) -> float:
     """Seconds plain Python takes to write `count` trial folders like the run's first one."""
-    sample = next(run.glob("trials/*/*/*/1"))
+    sample = next(run.glob("trials/*/*/*#1"))
     script = folder / "artifacts.py"
     script.write_text(ARTIFACTS_PY, encoding="utf-8")
     return python_child(script, str(sample), str(folder / "artifacts"), str(count)).seconds

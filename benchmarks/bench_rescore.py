@@ -6,8 +6,8 @@ runs it once, untimed, to get a results folder. Then times, each in a child proc
 - `sounding score RESULTS_DIR` (the whole command: start, load the case file, re-measure);
 - a small driver that imports `sounding.rescore` and times `rescore_run(run_dir)` alone,
   and, apart, the `load_cases` it starts with;
-- the floor: a plain script that reads the same record.json files and evaluates the same
-  three checks. Both must reach the same verdicts.
+- the floor: a plain script that reads the same trial.json files (each holds its run
+  record) and evaluates the same three checks. Both must reach the same verdicts.
 
     python benchmarks/bench_rescore.py [--trials 5000] [--keep]
 

@@ -191,17 +191,27 @@ def llm_server() -> Iterator[ScriptedLLM]:
 
 
 @pytest.fixture(scope="session")
-def as_trial_v1() -> Any:
-    """Turn a run folder into what an older sounding wrote (sounding.trial/1): the run
-    record of each trial in its own record.json beside trial.json."""
+def as_older_run() -> Any:
+    """Turn a run folder into what an older sounding wrote: sounding.results/1, one folder
+    per scenario holding a folder per trial (`<scenario>/<n>/`), and sounding.trial/1, each
+    run record in a record.json of its own beside trial.json."""
 
     def convert(run: Path) -> None:
-        for path in run.glob("trials/*/*/*/*/trial.json"):
-            document = json.loads(path.read_text(encoding="utf-8"))
+        plan = run / "run.json"
+        plan.write_text(
+            json.dumps({**json.loads(plan.read_text()), "schema": "sounding.results/1"}),
+            encoding="utf-8",
+        )
+        for path in run.glob("trials/*/*/*#*/trial.json"):
+            scenario, _, number = path.parent.name.rpartition("#")
+            folder = path.parent.parent / scenario / number
+            folder.parent.mkdir(exist_ok=True)
+            path.parent.rename(folder)
+            document = json.loads((folder / "trial.json").read_text(encoding="utf-8"))
             record = document.pop("record", None)
             if record is not None:
-                (path.parent / "record.json").write_text(json.dumps(record), encoding="utf-8")
+                (folder / "record.json").write_text(json.dumps(record), encoding="utf-8")
             document["schema"] = "sounding.trial/1"
-            path.write_text(json.dumps(document), encoding="utf-8")
+            (folder / "trial.json").write_text(json.dumps(document), encoding="utf-8")
 
     return convert

@@ -192,6 +192,7 @@ PINNED = {
     ],
     "sounding.store": [
         "RESULTS_SCHEMA",
+        "RESULTS_SCHEMAS",
         "SUMMARY_SCHEMA",
         "TRIAL_SCHEMA",
         "TRIAL_SCHEMAS",

@@ -67,13 +67,13 @@ def test_a_folder_that_is_not_a_run_is_a_usage_error(tmp_path: Path, sounding: A
 
 
 def test_a_run_an_older_sounding_wrote_is_rescored_alike(
-    tmp_path: Path, sounding: Any, as_trial_v1: Any
+    tmp_path: Path, sounding: Any, as_older_run: Any
 ) -> None:
     root, calls = tmp_path / "suite", tmp_path / "calls"
     _suite(root, calls)
     sounding("run", str(root))
     (run,) = (root / "results").iterdir()
-    as_trial_v1(run)  # sounding.trial/1: each run record in a record.json of its own
+    as_older_run(run)  # nested folders, each run record in a record.json of its own
     case = root / "cases/q.yaml"
     case.write_text(case.read_text().replace("contains: answer", "contains: idea"))
     flipped = sounding("score", str(run))

@@ -63,11 +63,11 @@ class SuiteRun:
         return {s["scenario"]: s for s in found["scenarios"]}
 
     def trials(self) -> dict[tuple[str, int], dict[str, Any]]:
-        found = (json.loads(p.read_text()) for p in self.folder.glob("trials/*/*/*/*/trial.json"))
+        found = (json.loads(p.read_text()) for p in self.folder.glob("trials/*/*/*/trial.json"))
         return {(t["scenario"], t["trial"]): t for t in found}
 
     def engines(self) -> set[str]:
-        paths = self.folder.glob("trials/*/*/*/*/services/services.json")
+        paths = self.folder.glob("trials/*/*/*/services/services.json")
         stored = (json.loads(p.read_text())["services"]["db"] for p in paths)
         return {s["details"]["engine"] for s in stored}
 
@@ -198,5 +198,5 @@ def test_the_leaked_token_is_in_no_stored_file(on_sqlite: SuiteRun) -> None:
         p for p in on_sqlite.folder.rglob("*") if p.is_file() and token.encode() in p.read_bytes()
     ]
     assert holding == []
-    recorded = on_sqlite.folder / "trials/default/support/show-me-the-request/1/services"
+    recorded = on_sqlite.folder / "trials/default/support/show-me-the-request#1/services"
     assert "[secret PAYMENTS_TOKEN]" in (recorded / "services.json").read_text()

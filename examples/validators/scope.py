@@ -5,7 +5,7 @@
 trial's validation/ folder. Replay it by hand the same way, months later:
 
     examples/validators/scope.py \
-        results/<run>/trials/default/counter/fix-the-counter/1/validation/context.json
+        results/<run>/trials/default/counter/fix-the-counter#1/validation/context.json
 """
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ def _rescore_run(run_dir: Path, judge: Judge | None, settle: Callable[[], None])
     settle()
     configured = _configured_env(suite)
     cells = run.get("cells") or {}
-    layout = RunLayout(run_dir)
+    layout = RunLayout.of(run_dir, run.get("schema"))
 
     found = Rescored()
     for key in run["trials"]:

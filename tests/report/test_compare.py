@@ -73,7 +73,7 @@ def test_an_incomplete_run_publishes_no_difference(
 ) -> None:
     good, bad = good_and_bad_runs
     partial = copy_run(bad, "partial")
-    shutil.rmtree(partial / "trials/default/basic/task/4")
+    shutil.rmtree(partial / "trials/default/basic/task#4")
     result = compare_runs(good, partial)
     assert [gap.state for gap in result.gaps] == ["withheld", "withheld"]
     assert result.withheld == "matrix incomplete: 1 of 20 trials missing"
@@ -90,7 +90,7 @@ def test_an_errored_trial_withholds_the_verdict_and_says_which_run(
     good, bad = good_and_bad_runs
     errored = copy_run(bad, "errored")
     edit_json(
-        errored / "trials/default/basic/task/7/trial.json",
+        errored / "trials/default/basic/task#7/trial.json",
         state="error",
         verdict="error",
         score=None,
@@ -108,7 +108,7 @@ def test_a_side_with_nothing_judged_is_not_compared(
 ) -> None:
     good, bad = good_and_bad_runs
     errored = copy_run(bad, "all-errored")
-    for folder in sorted((errored / "trials/default/basic/task").iterdir()):
+    for folder in sorted((errored / "trials/default/basic").glob("task#*")):
         edit_json(folder / "trial.json", state="error", verdict="error", score=None)
     result = compare_runs(good, errored)
     (gap,) = result.scenarios

@@ -45,7 +45,7 @@ def test_a_scenario_carries_its_interval_and_its_trials(mixed_run: Path) -> None
     assert (rate["draws"], rate["level"]) == (10_000, 0.95)
     second = flaky["trial_results"][1]
     assert (second["trial"], second["verdict"]) == (2, "fail")
-    assert second["folder"] == "trials/default/basic/flaky-all/2"
+    assert second["folder"] == "trials/default/basic/flaky-all#2"
     assert second["checks"][0]["status"] == "failed"
     assert second["usage"]["cost_usd"] == pytest.approx(0.002)
     broken = scenarios["broken"]

@@ -46,10 +46,10 @@ def test_a_trial_gives_its_record_and_artifacts(mixed_run: Path) -> None:
 
 
 def test_a_run_an_older_sounding_wrote_still_loads(
-    mixed_run: Path, copy_run: Any, as_trial_v1: Any
+    mixed_run: Path, copy_run: Any, as_older_run: Any
 ) -> None:
     run = copy_run(mixed_run)
-    as_trial_v1(run)  # sounding.trial/1: each run record in a record.json of its own
+    as_older_run(run)  # nested folders, each run record in a record.json of its own
     assert (run / "trials/default/basic/wrong/1/record.json").is_file()
     results = load_results(run)
     assert {s.summary.scenario: s.summary.verdict for s in results.scenarios} == VERDICTS
@@ -64,7 +64,7 @@ def test_a_record_of_an_unknown_schema_names_its_trial_file(
     mixed_run: Path, copy_run: Any, edit_json: Any
 ) -> None:
     run = copy_run(mixed_run)
-    trial_file = run / "trials/default/basic/wrong/1/trial.json"
+    trial_file = run / "trials/default/basic/wrong#1/trial.json"
     record = json.loads(trial_file.read_text())["record"]
     edit_json(trial_file, record={**record, "schema": "sounding.run/9"})
     results = load_results(run)
@@ -75,7 +75,7 @@ def test_a_record_of_an_unknown_schema_names_its_trial_file(
 
 def test_fields_are_read_by_name_not_by_order(mixed_run: Path, copy_run: Any) -> None:
     run = copy_run(mixed_run)
-    trial_file = run / "trials/default/basic/wrong/2/trial.json"
+    trial_file = run / "trials/default/basic/wrong#2/trial.json"
     document = json.loads(trial_file.read_text())
     trial_file.write_text(json.dumps(dict(reversed(list(document.items())))))
     trial = next(
@@ -103,7 +103,7 @@ def test_an_unknown_trial_schema_names_the_trial_file(
     mixed_run: Path, copy_run: Any, edit_json: Any
 ) -> None:
     run = copy_run(mixed_run)
-    trial_file = run / "trials/default/basic/echoes/3/trial.json"
+    trial_file = run / "trials/default/basic/echoes#3/trial.json"
     edit_json(trial_file, schema="sounding.trial/99")
     with pytest.raises(ResultsError, match=r"sounding\.trial/99"):
         load_results(run)
@@ -116,7 +116,7 @@ def test_a_damaged_file_is_refused_with_where_and_how(
     mixed_run: Path, copy_run: Any, edit_json: Any
 ) -> None:
     run = copy_run(mixed_run)
-    trial_file = run / "trials/default/basic/echoes/1/trial.json"
+    trial_file = run / "trials/default/basic/echoes#1/trial.json"
     edit_json(trial_file, state="half-done")
     with pytest.raises(ResultsError, match=r"`state`.*re-run the trial"):
         load_results(run)
@@ -128,7 +128,7 @@ def test_a_damaged_file_is_refused_with_where_and_how(
 def test_an_unfinished_run_loads_but_has_no_summary(mixed_run: Path, copy_run: Any) -> None:
     run = copy_run(mixed_run)
     (run / "summary.json").unlink()
-    (run / "trials/default/basic/echoes/2/trial.json").unlink()
+    (run / "trials/default/basic/echoes#2/trial.json").unlink()
     results = load_results(run)
     assert results.missing == [TrialKey("default", "basic", "echoes", 2)]
     with pytest.raises(ResultsError) as caught:

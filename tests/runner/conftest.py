@@ -64,7 +64,7 @@ class SuiteDir:
         return sorted(p for p in (self.root / "results").iterdir() if p.is_dir())
 
     def trials(self, run: Path) -> list[dict[str, object]]:
-        return [json.loads(p.read_text()) for p in sorted(run.glob("trials/*/*/*/*/trial.json"))]
+        return [json.loads(p.read_text()) for p in sorted(run.glob("trials/*/*/*/trial.json"))]
 
 
 @pytest.fixture

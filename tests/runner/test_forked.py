@@ -47,7 +47,7 @@ def _write(suite: Any, tmp_path: Path, prompt: str, *, processes: bool = True) -
 def _answers(run: Path) -> list[str]:
     return [
         json.loads(p.read_text())["record"]["final_answer"]
-        for p in run.glob("trials/*/*/*/*/trial.json")
+        for p in run.glob("trials/*/*/*/trial.json")
     ]
 
 
@@ -92,7 +92,7 @@ def test_ctrl_c_stops_the_worker_processes_and_the_run_resumes(suite: Any, tmp_p
     process = suite.start("--parallel", "2")
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        runs = list((suite.root / "results").glob("*/trials/*/*/*/*/trial.json"))
+        runs = list((suite.root / "results").glob("*/trials/*/*/*/trial.json"))
         if len(runs) >= 140:
             break
         time.sleep(0.05)

@@ -54,6 +54,24 @@ def test_a_killed_run_resumes_without_rerunning_finished_trials(suite: Any, tmp_
     assert len(suite.trials(run)) == 6
 
 
+def test_a_run_an_older_sounding_left_resumes_in_its_own_layout(
+    suite: Any, tmp_path: Path, as_older_run: Any
+) -> None:
+    process = _stalled_run(suite, tmp_path, stall_from=3, trials=4)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate()
+    (run,) = suite.runs()
+    as_older_run(run)  # a folder per scenario, a folder per trial inside it
+    (tmp_path / "go").write_text("")
+    done = suite.run("--resume", run.name)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS  long/s  4/4" in done.stdout
+    finished = sorted(p.parent.name for p in run.glob("trials/default/long/s/*/trial.json"))
+    assert finished == ["1", "2", "3", "4"]
+    counts = {p.name: len(p.read_text()) for p in (tmp_path / "calls").iterdir()}
+    assert counts == {"t1": 1, "t2": 1, "t3": 2, "t4": 1}
+
+
 def test_resume_of_an_unknown_run_says_which_runs_exist(suite: Any) -> None:
     suite.agent("print('x')")
     suite.write("cases/a.yaml", "scenarios:\n  - {id: s, user: hi}\n")

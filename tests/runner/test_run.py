@@ -42,7 +42,7 @@ def test_a_plain_command_agent_is_checked_from_its_stdout(suite: Any) -> None:
     assert f"artifacts: {run}" in done.stdout.replace("\n", "")
     trials = suite.trials(run)
     assert len(trials) == 4 and {t["schema"] for t in trials} == {"sounding.trial/2"}
-    folder = run / "trials/default/basic/echoes/1"
+    folder = run / "trials/default/basic/echoes#1"
     assert (folder / "stdout.txt").read_text().startswith("you said: hello there")
     assert not (folder / "record.json").exists()  # the run record is inside trial.json
     record = json.loads((folder / "trial.json").read_text())["record"]
@@ -74,7 +74,7 @@ def test_the_agent_gets_its_contract_in_the_environment(suite: Any) -> None:
     )
     suite.run()
     (run,) = suite.runs()
-    folder = run / "trials/default/env/env/1"
+    folder = run / "trials/default/env/env#1"
     seen = json.loads((folder / "stdout.txt").read_text())
     assert seen["SOUNDING_WORKSPACE"] == seen["cwd"] == str(folder / "workspace")
     assert seen["SOUNDING_TRACE"] == str(folder / "trace.jsonl")
@@ -147,7 +147,7 @@ def test_one_crashing_agent_never_stops_the_others(suite: Any) -> None:
     crash = next(line for line in done.stdout.splitlines() if "mixed/crashes" in line)
     assert crash.startswith("FAIL ") and "exited with status 1" in crash
     (run,) = suite.runs()
-    stderr = (run / "trials/default/mixed/crashes/1/stderr.txt").read_text()
+    stderr = (run / "trials/default/mixed/crashes#1/stderr.txt").read_text()
     assert "boom: the agent fell over" in stderr
 
 
@@ -226,7 +226,7 @@ def test_multi_turn_scenarios_run_as_one_conversation(suite: Any) -> None:
     )
     done = suite.run()
     assert done.returncode == 0, done.stdout + done.stderr
-    trial = suite.runs()[0] / "trials/default/turns/two-turns/1/trial.json"
+    trial = suite.runs()[0] / "trials/default/turns/two-turns#1/trial.json"
     record = json.loads(trial.read_text())["record"]
     assert record["user_turns"] == ["first question", "second question"]
     assert record["turns"] == 2
@@ -267,7 +267,7 @@ def test_a_python_callable_agent(suite: Any) -> None:
     )
     done = suite.run()
     assert done.returncode == 0, done.stdout + done.stderr
-    changes = json.loads((suite.runs()[0] / "trials/default/call/c/1/trial.json").read_text())
+    changes = json.loads((suite.runs()[0] / "trials/default/call/c#1/trial.json").read_text())
     assert changes["touched"] == ["seen.txt"]
 
 
@@ -296,11 +296,11 @@ def test_a_callable_gets_an_empty_workspace_only_when_it_asks_for_one(suite: Any
     done = suite.run()
     assert done.returncode == 0, done.stdout + done.stderr
     trials = suite.runs()[0] / "trials/default/c"
-    assert not (trials / "answers/1/workspace").exists()  # never asked for, never made
-    written = json.loads((trials / "writes/1/trial.json").read_text())
+    assert not (trials / "answers#1/workspace").exists()  # never asked for, never made
+    written = json.loads((trials / "writes#1/trial.json").read_text())
     assert written["touched"] == ["note.txt"]
-    assert (trials / "writes/1/workspace/note.txt").read_text() == "write it"
-    assert (trials / "checked/1/workspace").is_dir()  # a file check looks into it
+    assert (trials / "writes#1/workspace/note.txt").read_text() == "write it"
+    assert (trials / "checked#1/workspace").is_dir()  # a file check looks into it
 
 
 def test_a_callable_that_overruns_is_an_error_and_does_not_hold_the_run(suite: Any) -> None:

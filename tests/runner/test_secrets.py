@@ -40,7 +40,7 @@ def test_a_leaked_secret_fails_the_trial_and_never_lands_in_an_artifact(suite: A
     for path in run.rglob("*"):
         if path.is_file():
             assert TOKEN not in path.read_text(errors="replace"), f"{path} holds the secret"
-    stdout = (run / "trials/default/leak/leaks/1/stdout.txt").read_text()
+    stdout = (run / "trials/default/leak/leaks#1/stdout.txt").read_text()
     assert "[secret PAYMENTS_TOKEN]" in stdout
     rescored = subprocess.run(
         [sys.executable, "-m", "sounding.cli", "score", str(run)],

@@ -43,7 +43,7 @@ def test_each_trial_starts_from_the_fixture_and_reports_what_it_touched(suite: A
     assert done.returncode == 0, done.stdout + done.stderr
     run = suite.runs()[0]
     for n in (1, 2):
-        folder = run / f"trials/default/edit/fix/{n}"
+        folder = run / f"trials/default/edit/fix#{n}"
         changes = json.loads((folder / "trial.json").read_text())
         assert changes["touched"] == ["__pycache__/app.pyc", "old.txt", "src/app.py"]
         assert changes["artefacts"] == ["__pycache__/app.pyc"]

@@ -101,7 +101,7 @@ def test_the_example_suite_runs_and_its_scope_gate_holds(tmp_path: Path) -> None
     assert "FLAKY counter/fix-the-counter  2/3" in done.stdout
     assert "metric 'in_scope' is false: also touched README.md" in done.stdout
     (run,) = (suite / "results").iterdir()
-    trial = run / "trials/default/counter/fix-the-counter/1"
+    trial = run / "trials/default/counter/fix-the-counter#1"
     assert json.loads((trial / "trial.json").read_text())["metrics"]["tests"] is True
     # a stored validation replays by hand: the same command on the same archived file
     replayed = validate(trial / "validation/context.json")

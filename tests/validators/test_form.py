@@ -84,12 +84,12 @@ def fill(path: Path, run_id: str, trials: list[dict[str, Any]]) -> Path:
 
 def tokens(run_dir: Path, scenario: str) -> list[str]:
     key = json.loads((run_dir / "form-key.json").read_text())["trials"]
-    return sorted(token for token, folder in key.items() if f"/{scenario}/" in folder)
+    return sorted(token for token, folder in key.items() if f"/{scenario}#" in folder)
 
 
 def trial_files(run_dir: Path) -> dict[str, dict[str, Any]]:
     found = {}
-    for path in run_dir.glob("trials/*/*/*/*/trial.json"):
+    for path in run_dir.glob("trials/*/*/*/trial.json"):
         found[path.parent.relative_to(run_dir).as_posix()] = json.loads(path.read_text())
     return found
 
@@ -110,7 +110,7 @@ def test_the_form_is_blind_and_lists_only_what_nothing_measured(
     assert key["schema"] == "sounding.form-key/1" and set(key["trials"]) == set(listed)
     for token, folder in key["trials"].items():
         section = text.split(f'token = "{token}"')[1].split("[[trial]]")[0]
-        assert ("# tone_ok = true" in section) == ("/greet/" in folder)  # measured elsewhere
+        assert ("# tone_ok = true" in section) == ("/greet#" in folder)  # measured elsewhere
         assert "# clarity = 0.0    # a number" in section
         assert listed[token]["response"].startswith("answer to: ")
         assert listed[token]["metrics"] == {}  # nothing filled yet: every line commented out

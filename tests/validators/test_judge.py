@@ -150,6 +150,6 @@ def test_sounding_run_asks_the_configured_judge_and_keeps_its_metrics(
     llm_server.openai_call(VERDICT)
     done = bench.run(env={**os.environ, **KEY})
     assert done.returncode == 0, done.stdout + done.stderr
-    trial = json.loads(next(bench.only_run().glob("trials/*/*/*/1/trial.json")).read_text())
+    trial = json.loads(next(bench.only_run().glob("trials/*/*/*#1/trial.json")).read_text())
     assert trial["metrics"] == VERDICT
     assert llm_server.hits == 1

@@ -55,7 +55,7 @@ def test_a_validator_metric_gates_a_scenario_through_an_invariant(bench: Bench) 
     assert "metric 'in_scope' is false: also touched README.md" in done.stdout
     run = bench.only_run()
     first, second = (
-        json.loads((run / f"trials/default/docs/notes/{n}/trial.json").read_text()) for n in (1, 2)
+        json.loads((run / f"trials/default/docs/notes#{n}/trial.json").read_text()) for n in (1, 2)
     )
     assert (first["verdict"], second["verdict"]) == ("pass", "fail")
     assert first["metrics"] == {"in_scope": True, "touched": ["notes.md"]}  # extras stored
@@ -63,7 +63,7 @@ def test_a_validator_metric_gates_a_scenario_through_an_invariant(bench: Bench) 
     assert "reads_well" not in first["metrics"]  # a form metric: nothing measured it yet
     measures = json.loads((run / "measures.json").read_text())
     assert [t["metrics"]["in_scope"] for t in measures["trials"]] == [True, False]
-    assert (run / "trials/default/docs/notes/1/validation/context.json").is_file()
+    assert (run / "trials/default/docs/notes#1/validation/context.json").is_file()
 
 
 def test_an_invalid_validation_makes_the_trial_an_error_not_a_fail(bench: Bench) -> None:
@@ -74,7 +74,7 @@ def test_an_invalid_validation_makes_the_trial_an_error_not_a_fail(bench: Bench)
     done = bench.run()
     assert done.returncode == 3, done.stdout + done.stderr  # an error prevented a verdict
     assert "ERROR docs/notes" in done.stdout
-    trial = json.loads(next(bench.only_run().glob("trials/*/*/*/1/trial.json")).read_text())
+    trial = json.loads(next(bench.only_run().glob("trials/*/*/*#1/trial.json")).read_text())
     assert (trial["state"], trial["verdict"], trial["score"]) == ("error", "error", None)
     assert trial["reason"] == (
         "invalid: script validator 'scope' exited with 1: no context here "

@@ -19,7 +19,7 @@ from sounding.record import SCHEMA as RECORD_SCHEMA
 from sounding.record import RunRecord
 from sounding.scoring import Interval, ScenarioResult, TrialScore, TrialVerdict, interval
 from sounding.store import (
-    RESULTS_SCHEMA,
+    RESULTS_SCHEMAS,
     SUMMARY_SCHEMA,
     TRIAL_SCHEMAS,
     RunLayout,
@@ -222,8 +222,8 @@ def load_results(run_dir: Path) -> Results:
     run_file = run_dir / "run.json"
     if not run_file.is_file():
         raise ResultsError(_not_a_run(run_dir))
-    plan = _document(run_file, (RESULTS_SCHEMA,))
-    layout = RunLayout(run_dir)
+    plan = _document(run_file, RESULTS_SCHEMAS)
+    layout = RunLayout.of(run_dir, plan["schema"])
     planned = [_key(run_file, i, entry) for i, entry in enumerate(_list(run_file, plan, "trials"))]
     folders = {key: layout.trial_dir(key) for key in planned}
     trials = [_trial(folders[key]) for key in planned if (folders[key] / "trial.json").is_file()]

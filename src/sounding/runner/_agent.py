@@ -58,10 +58,15 @@ class TurnInput:
     turns: list[str]
     workspace: Path
     trace_path: Path
-    history_path: Path
+    folder: Path  # the trial's
     env: dict[str, str]
     timeout: float
     workspace_made: bool = True  # False: a callable's empty workspace, made when asked for
+
+    @property
+    def history_path(self) -> Path:
+        """Where a command agent reads the turns so far (a callable gets them as a list)."""
+        return self.folder / "history.json"
 
 
 @dataclass

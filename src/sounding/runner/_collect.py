@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from sounding.record import RunRecord, load_record
@@ -16,16 +18,8 @@ def build_record(turns: list[str], run: AgentRun, trace_path: Path) -> RunRecord
     An agent that writes no trace still gets a record: its final answer is what it printed
     (for a callable, what it returned), so plain command-line agents are checkable as they are.
     """
-    if isinstance(run.returned, RunRecord):
-        record = run.returned
-    elif (
-        isinstance(run.returned, dict) and "final_answer" in run.returned and len(run.returned) > 1
-    ):
-        record = RunRecord.model_validate(run.returned)
-    elif trace_path.is_file() and trace_path.stat().st_size > 0:
-        record = load_record(trace_path, format="jsonl")
-    else:
-        record = RunRecord()
+    found = _given(run, trace_path)
+    record = found if found is not None else _NONE
     updates: dict[str, object] = {"duration_ms": run.duration_ms}
     if not record.user_turns:
         updates["user_turns"] = list(turns)
@@ -37,7 +31,27 @@ def build_record(turns: list[str], run: AgentRun, trace_path: Path) -> RunRecord
         updates["turns"] = len(run.answers)
     if record.error is None and run.exit_code not in (0, None):
         updates["error"] = _exit_error(run)
+    if found is None:  # made from what the agent printed or returned, nothing else
+        return RunRecord.model_validate(updates)
     return record.model_copy(update=updates)
+
+
+_NONE = RunRecord()  # read only: the fields of a record the agent did not give
+
+
+def _given(run: AgentRun, trace_path: Path) -> RunRecord | None:
+    """The record the agent gave: returned (a callable), or written to its trace."""
+    if isinstance(run.returned, RunRecord):
+        return run.returned
+    if isinstance(run.returned, dict) and "final_answer" in run.returned and len(run.returned) > 1:
+        return RunRecord.model_validate(run.returned)
+    try:
+        trace = os.stat(trace_path)
+    except OSError:
+        return None
+    if stat.S_ISREG(trace.st_mode) and trace.st_size > 0:
+        return load_record(trace_path, format="jsonl")
+    return None
 
 
 def _exit_error(run: AgentRun) -> str:

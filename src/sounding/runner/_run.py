@@ -161,7 +161,8 @@ def _run_suite(
     if on_plan:
         on_plan(len(plans), len(plans) - len(pending))
     try:
-        ran = _execute(pending, settings, options.parallel or os.cpu_count() or 1, on_trial)
+        parallel = options.parallel or os.cpu_count() or 1
+        ran = _execute(pending, settings, parallel, on_trial, settle)
     except RunInterrupted as stop:
         raise RunInterrupted(stop.finished, layout.root) from None
     outcomes = [ran.get(p.key) or load_outcome(p.folder, p.key) for p in plans]
@@ -219,9 +220,10 @@ def _layout(suite: Suite, options: RunOptions) -> tuple[RunLayout, RunOptions]:
         raise SuiteConfigError(
             f"nothing to resume: {root} holds no run.json (runs: {_known_runs(suite)})"
         )
-    stored = read_json(root / "run.json")["options"]
+    run = read_json(root / "run.json")
+    stored = run["options"]
     sweep_tmp(root)
-    return RunLayout(root), RunOptions(
+    return RunLayout.of(root, run.get("schema")), RunOptions(
         cases=stored["cases"],
         scenarios=stored["scenarios"],
         trials=stored["trials"],
@@ -280,15 +282,24 @@ def _unfinished(plans: list[TrialPlan]) -> list[TrialPlan]:
 
 
 def _execute(
-    plans: list[TrialPlan], settings: TrialSettings, parallel: int, on_trial: Progress | None
+    plans: list[TrialPlan],
+    settings: TrialSettings,
+    parallel: int,
+    on_trial: Progress | None,
+    settle: Callable[[], None],
 ) -> dict[TrialKey, TrialOutcome]:
-    """Run the trials; every outcome is also on disk (trial.json) when this returns."""
+    """Run the trials; every outcome is also on disk (trial.json) when this returns.
+
+    Each outcome stays to the end of the run: `settle` takes it out of the collector's
+    sight as it comes, or every collection would walk all of them again.
+    """
     done: dict[TrialKey, TrialOutcome] = {}
     RUNNING.stopping.clear()
     pool = _pool(plans, settings, parallel)
     try:
         for outcome in pool.outcomes():
             done[outcome.key] = _report(outcome, on_trial)
+            settle()
     except KeyboardInterrupt:
         RUNNING.stop_all()  # no new trial starts; running agents are killed, left unfinished
         pool.stop(_STOP_GRACE)

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from sounding._measure import measure_trial
 from sounding._secrets import redact, secret_values
-from sounding.checks import Evidence, Judge, ServiceEvidence, Status, registry
+from sounding.checks import Evidence, Judge, ServiceEvidence, Status
 from sounding.record import TRACE_ENV, RunRecord
 from sounding.runner._agent import RUNNING, AgentRun, TurnInput, run_callable, run_command
 from sounding.runner._cells import DEFAULT_CELL, Cell
@@ -189,7 +189,7 @@ def run_trial(
 ) -> TrialOutcome:
     """Run one trial to the end; never raises for anything the agent or a check did."""
     started = time.monotonic()
-    plan.folder.mkdir(parents=True, exist_ok=True)
+    _make_folder(str(plan.folder))
     record: str | None = None
     try:
         outcome, record = _run(plan, settings, started, watch)
@@ -201,6 +201,16 @@ def run_trial(
         outcome = TrialOutcome(plan.key, "error", None, reason, _ms(started), 0)
     store_outcome(plan.folder, outcome, record)
     return outcome
+
+
+def _make_folder(folder: str) -> None:
+    """The trial's folder, and its scenario's when this is the scenario's first trial."""
+    try:
+        os.mkdir(folder)
+    except FileNotFoundError:
+        os.makedirs(folder, exist_ok=True)
+    except FileExistsError:
+        pass
 
 
 def _run(
@@ -323,14 +333,7 @@ def _reads_workspace(case: Case, scenario: Scenario) -> bool:
         return True
     checks = [entry.check for entry in scenario.invariants]
     checks += [entry.check for entry in (*scenario.expect, *scenario.leads, *scenario.forbidden)]
-    for check in checks:
-        try:
-            family = registry.get(check.type, check.role).family
-        except (LookupError, ValueError):
-            return True
-        if family not in _RECORD_ONLY:
-            return True
-    return False
+    return any(check.check_type.family not in _RECORD_ONLY for check in checks)
 
 
 def _turn_input(
@@ -357,7 +360,7 @@ def _turn_input(
         turns=plan.cell.turns(plan.scenario.user),
         workspace=workspace,
         trace_path=trace,
-        history_path=plan.folder / "history.json",
+        folder=plan.folder,
         env=env,
         timeout=plan.scenario.timeout,
         workspace_made=made,

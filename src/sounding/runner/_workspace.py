@@ -161,7 +161,7 @@ def prepare(origin: Origin, dest: Path) -> None:
 def _files(root: Path | None) -> dict[str, Path]:
     """Files (and links) below `root`, by relative POSIX path; `.git` is not the agent's work."""
     found: dict[str, Path] = {}
-    if root is None or not root.exists():
+    if root is None or not os.path.isdir(root):  # a lazy workspace nobody asked for: none
         return found
     pending = [(root, "")]
     while pending:

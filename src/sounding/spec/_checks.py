@@ -157,7 +157,9 @@ class CheckResolver:
                 self._check_metric(params, key, shorthand)
         self.used.add(name)
         line = self.locator.line(key)
-        return trusted(CheckSpec, type=name, params=params, role=role, line=line)
+        spec = trusted(CheckSpec, type=name, params=params, role=role, line=line)
+        spec.__dict__["check_type"] = check_type  # its cached property, known already
+        return spec
 
     def _lookup(self, name: str, role: Role, key: KeyPath) -> CheckType[Any] | None:
         """The registry's check type or rule of `name`, kept for the rest of the file."""

@@ -3,6 +3,7 @@
 from sounding.store._atomic import read_json, sweep_tmp, write_bytes, write_json, write_text
 from sounding.store._layout import (
     RESULTS_SCHEMA,
+    RESULTS_SCHEMAS,
     SUMMARY_SCHEMA,
     TRIAL_SCHEMA,
     TRIAL_SCHEMAS,
@@ -15,6 +16,7 @@ from sounding.store._stored import trial_record
 
 __all__ = [
     "RESULTS_SCHEMA",
+    "RESULTS_SCHEMAS",
     "SUMMARY_SCHEMA",
     "TRIAL_SCHEMA",
     "TRIAL_SCHEMAS",

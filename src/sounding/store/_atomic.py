@@ -19,7 +19,8 @@ def write_text(path: Path, text: str) -> None:
 
 def write_bytes(path: Path, data: bytes) -> None:
     # one writer per (process, thread) at a time: the name cannot clash, no random name needed
-    tmp = f"{path.parent}/{TMP_PREFIX}{path.name}.{os.getpid()}.{threading.get_ident()}"
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f"{TMP_PREFIX}{name}.{os.getpid()}.{threading.get_ident()}")
     fd = os.open(tmp, _FLAGS, 0o644)
     try:
         with os.fdopen(fd, "wb") as handle:

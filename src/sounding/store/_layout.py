@@ -1,8 +1,9 @@
 """Where a run keeps its artifacts: `results/<run-id>/` with one folder per trial.
 
-<run-id>/run.json                               the plan and options (sounding.results/1)
+<run-id>/run.json                               the plan and options (sounding.results/2)
 <run-id>/summary.json                           verdicts per scenario (sounding.summary/1)
-<run-id>/trials/<cell>/<case>/<scenario>/<n>/   one folder per trial:
+<run-id>/trials/<cell>/<case>/<scenario>#<n>/   one folder per trial (named like its label,
+                                                `case/scenario#n`):
     trial.json      state, verdict, checks, files touched, and the run record
                     (sounding.trial/2; the record is a sounding.run/1 document); written
                     last: its presence means the trial finished and will never run again
@@ -20,7 +21,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-RESULTS_SCHEMA = "sounding.results/1"
+RESULTS_SCHEMA = "sounding.results/2"
+NESTED_SCHEMA = "sounding.results/1"  # its trial folders were <scenario>/<n>/
+RESULTS_SCHEMAS = (NESTED_SCHEMA, RESULTS_SCHEMA)
 TRIAL_SCHEMA = "sounding.trial/2"
 TRIAL_SCHEMAS = ("sounding.trial/1", TRIAL_SCHEMA)  # /1 kept the run record in record.json
 SUMMARY_SCHEMA = "sounding.summary/1"
@@ -61,6 +64,12 @@ class RunLayout:
     """The folders and files of one run."""
 
     root: Path
+    nested: bool = False  # a run written as sounding.results/1
+
+    @classmethod
+    def of(cls, root: Path, schema: object) -> RunLayout:
+        """The layout of the run in `root`, whose run.json has `schema`."""
+        return cls(root, nested=schema == NESTED_SCHEMA)
 
     @property
     def run_id(self) -> str:
@@ -75,8 +84,11 @@ class RunLayout:
         return self.root / "summary.json"
 
     def trial_dir(self, key: TrialKey) -> Path:
+        """`trials/<cell>/<case>/<scenario>#<n>`: one folder made per trial, not two (a
+        safe name holds no `#`, so the trial number is what follows the last one)."""
         cell, case, scenario = safe_name(key.cell), safe_name(key.case), safe_name(key.scenario)
-        return Path(f"{self.root}/trials/{cell}/{case}/{scenario}/{key.trial}")  # one parse
+        mark = "/" if self.nested else "#"
+        return Path(f"{self.root}/trials/{cell}/{case}/{scenario}{mark}{key.trial}")  # one parse
 
 
 def new_run_id(now: datetime | None = None) -> str:

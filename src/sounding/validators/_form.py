@@ -21,7 +21,7 @@ from typing import Any
 from sounding.record import RunRecord
 from sounding.spec import SpecError, load_cases
 from sounding.spec._validators import MetricKind
-from sounding.store import read_json, trial_record, write_json, write_text
+from sounding.store import RunLayout, TrialKey, read_json, trial_record, write_json, write_text
 
 FORM_SCHEMA = "sounding.form/1"
 KEY_SCHEMA = "sounding.form-key/1"
@@ -150,8 +150,11 @@ def _form_kinds(run_dir: Path) -> dict[str, dict[str, MetricKind]]:
 
 
 def _trials(run_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
-    found = sorted(run_dir.glob("trials/*/*/*/*/trial.json"))
-    return [(path.parent, read_json(path)) for path in found]
+    """The finished trials of the run, in its plan's order, with their trial.json."""
+    run = read_json(run_dir / "run.json")
+    layout = RunLayout.of(run_dir, run.get("schema"))
+    folders = [layout.trial_dir(TrialKey(**key)) for key in run["trials"]]
+    return [(f, read_json(f / "trial.json")) for f in folders if (f / "trial.json").is_file()]
 
 
 def _open(trial: Mapping[str, Any], metric: str, measures: Mapping[str, Any] | None) -> bool:
