@@ -24,12 +24,14 @@ TINY = {
     "bench_harness.py": ["--trials", "3", "--files", "3", "--sleep", "0.01", "--sleep-trials", "2"],
     "bench_many.py": ["--scenarios", "20"],
     "bench_rescore.py": ["--trials", "20"],
+    "count_many.py": ["--scenarios", "3"],
 }
 TARGETS = {
     "bench_score.py": ["time ratio sounding / floor", "sounding peak memory 10 -> 40"],
     "bench_harness.py": ["overhead per trial", "ratio --parallel 2 / --parallel 1"],
     "bench_many.py": ["sounding run wall time", "sounding run peak memory"],
     "bench_rescore.py": ["rescore_run (in-process)", "score peak memory 5 -> 20"],
+    "count_many.py": [],  # counts, no targets
 }
 AGREEMENT = {
     "bench_score.py": "verdicts (both)",
@@ -104,6 +106,7 @@ def test_peak_memory_is_the_measured_program_s_own(tiny_runs: dict[str, Script])
         ("bench_harness.py", ["--sleep", "0"]),
         ("bench_many.py", ["--scenarios", "0"]),
         ("bench_rescore.py", ["--trials", "0"]),
+        ("count_many.py", ["--scenarios", "0"]),
     ],
 )
 def test_a_size_that_cannot_run_is_refused(name: str, args: list[str]) -> None:

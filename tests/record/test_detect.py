@@ -140,6 +140,9 @@ def test_a_stored_trial_gives_its_record() -> None:
     trial["record"] = {"schema": "sounding.run/1", "turns": "many"}
     with pytest.raises(RecordError, match=r"<record>: record.*turns"):
         parse_record(json.dumps(trial))
+    del trial["record"]  # the harness failed before the agent ran
+    with pytest.raises(RecordError, match="left no run record"):
+        parse_record(json.dumps(trial))
 
 
 def test_an_invalid_stored_record_names_the_field() -> None:

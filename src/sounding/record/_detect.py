@@ -104,7 +104,13 @@ def parse_sounding(data: Any, source: str) -> RunRecord:
     A run's trial.json holds its trial's record: given one, that record is read.
     """
     schema = data.get("schema") if isinstance(data, dict) else None
-    if isinstance(schema, str) and schema.startswith("sounding.trial/") and "record" in data:
+    if isinstance(schema, str) and schema.startswith("sounding.trial/"):
+        if data.get("record") is None:
+            raise RecordError(
+                source,
+                "this trial left no run record: it failed before its agent ran",
+                "pick another trial, or the record.json beside a trial an older sounding wrote",
+            )
         return parse_sounding(data["record"], f"{source}: record")
     if schema == SCHEMA:
         return validate_record(data, source)

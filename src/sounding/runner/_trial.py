@@ -153,7 +153,7 @@ def _received(
     state, score, *rest = fields
     parsed = None if score == "null" else TrialScore.model_validate_json(score)
     outcome = TrialOutcome(TrialKey(*place), state, parsed, *rest, *found)
-    outcome.__dict__.update(score_json=score, measures_json=measures_json)
+    outcome.__dict__["measures_json"] = measures_json
     return outcome
 
 
