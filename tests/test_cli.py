@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +77,20 @@ def test_init_scaffolds_a_suite_that_runs_green(tmp_path: Path, sounding: Any) -
     assert "PASS  hello/greets-and-counts  3/3" in run.stdout
     again = sounding("init", str(target))
     assert again.returncode == 2 and "choose an empty folder" in again.stderr
+
+
+def test_the_command_leaves_with_its_exit_code_and_everything_it_printed() -> None:
+    """`entry` ends the process at once (no teardown): the code and the output survive."""
+    script = (
+        "import sys, sounding.cli as cli\n"
+        "def fake():\n"
+        "    print('x' * 100_000, end='')  # more than a pipe's buffer, still in Python's\n"
+        "    sys.exit(sys.argv[1] if sys.argv[1] != '3' else 3)\n"
+        "cli.main = fake\n"
+        "cli.entry()\n"
+    )
+    for given, code, said in (("3", 3, ""), ("went wrong", 1, "went wrong\n")):
+        done = subprocess.run(
+            [sys.executable, "-c", script, given], capture_output=True, text=True, check=False
+        )
+        assert (done.returncode, done.stderr, len(done.stdout)) == (code, said, 100_000)
