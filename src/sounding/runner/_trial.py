@@ -261,8 +261,11 @@ def _secrets(
 ) -> dict[str, str]:
     """Values no stored file may hold: the environment's secrets (found once per run), and
     this trial's own: what the suite handed the agent, and what the scenario names."""
+    declared = _declared(scenario)
+    if not given_env and not declared:
+        return settings.base_secrets
     everything = {**settings.base_env, **given_env}
-    own = secret_values(everything, _declared(scenario), among=given_env)
+    own = secret_values(everything, declared, among=given_env)
     return {**settings.base_secrets, **own}
 
 

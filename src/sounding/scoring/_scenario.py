@@ -8,6 +8,7 @@ from math import comb
 from pydantic import ConfigDict
 
 from sounding._deferred import DeferredModel
+from sounding.checks._base import trusted
 from sounding.scoring._trial import TrialScore, TrialVerdict, reaches
 
 
@@ -102,7 +103,8 @@ def aggregate(
     if errors and _verdict(n + errors, c) is not _verdict(n + errors, c + errors):
         verdict = ScenarioVerdict.ERROR
     gate = errors == 0 and _gate(aggregation, n, c, mean, threshold)
-    return ScenarioResult(
+    return trusted(  # every value made here: nothing to validate
+        ScenarioResult,
         trials=len(scores),
         passed=c,
         failed=n - c,
