@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from functools import cache
 from pathlib import Path
 
 from sounding.record import RunRecord, load_record
@@ -19,7 +20,7 @@ def build_record(turns: list[str], run: AgentRun, trace_path: Path) -> RunRecord
     (for a callable, what it returned), so plain command-line agents are checkable as they are.
     """
     found = _given(run, trace_path)
-    record = found if found is not None else _NONE
+    record = found if found is not None else _nothing()
     updates: dict[str, object] = {"duration_ms": run.duration_ms}
     if not record.user_turns:
         updates["user_turns"] = list(turns)
@@ -36,7 +37,11 @@ def build_record(turns: list[str], run: AgentRun, trace_path: Path) -> RunRecord
     return record.model_copy(update=updates)
 
 
-_NONE = RunRecord()  # read only: the fields of a record the agent did not give
+@cache
+def _nothing() -> RunRecord:
+    """Read only: the fields of a record the agent did not give (made at first use, as
+    every model's validator is)."""
+    return RunRecord()
 
 
 def _given(run: AgentRun, trace_path: Path) -> RunRecord | None:
