@@ -199,6 +199,7 @@ PINNED = {
         "RunLayout",
         "TrialKey",
         "allocate_run",
+        "finished_trials",
         "read_json",
         "safe_name",
         "sweep_tmp",

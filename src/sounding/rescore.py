@@ -21,7 +21,7 @@ from sounding.runner._run import ExitCode
 from sounding.runner._setup import RunSetupError, make_judge
 from sounding.scoring import Measured, TrialScore
 from sounding.spec import Scenario, SpecError, load_cases
-from sounding.store import RunLayout, TrialKey, read_json, trial_record
+from sounding.store import finished_trials, read_json, trial_record
 from sounding.validators import Validation
 
 RESCORE_SCHEMA = "sounding.rescore/1"
@@ -112,15 +112,9 @@ def _rescore_run(run_dir: Path, judge: Judge | None, settle: Callable[[], None])
     settle()
     configured = _configured_env(suite)
     cells = run.get("cells") or {}
-    layout = RunLayout.of(run_dir, run.get("schema"))
 
     found = Rescored()
-    for key in run["trials"]:
-        folder = layout.trial_dir(TrialKey(**key))
-        try:
-            stored = read_json(folder / "trial.json")
-        except FileNotFoundError:  # planned, never finished: nothing to re-score
-            continue
+    for folder, stored in finished_trials(run_dir, run):
         scenario = scenarios.get((stored["case"], stored["scenario"]))
         if stored["state"] != "scored" or scenario is None:
             continue

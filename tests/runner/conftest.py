@@ -32,6 +32,11 @@ class SuiteDir:
             f'[agent]\ncommand = ["{sys.executable}", "{{suite}}/agent.py"]\n{extra_config}',
         )
 
+    def callable_agent(self, module: str, body: str) -> None:
+        """A Python callable agent: `answer` in module `module` of the suite."""
+        self.write(f"{module}.py", body)
+        self.write("sounding.toml", f'[agent]\ncallable = "{module}:answer"\n')
+
     def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "sounding.cli", "run", str(self.root), *args],

@@ -245,15 +245,14 @@ def test_selection_and_overrides(suite: Any) -> None:
 
 
 def test_a_python_callable_agent(suite: Any) -> None:
-    suite.write(
-        "my_agent.py",
+    suite.callable_agent(
+        "my_agent",
         """
         def answer(prompt, context):
             (context.workspace / "seen.txt").write_text(prompt)
             return "callable says " + prompt
         """,
     )
-    suite.write("sounding.toml", '[agent]\ncallable = "my_agent:answer"\n')
     suite.write(
         "cases/call.yaml",
         """
@@ -272,8 +271,8 @@ def test_a_python_callable_agent(suite: Any) -> None:
 
 
 def test_a_callable_gets_an_empty_workspace_only_when_it_asks_for_one(suite: Any) -> None:
-    suite.write(
-        "lazy_agent.py",
+    suite.callable_agent(
+        "lazy_agent",
         """
         def answer(prompt, context):
             if "write" in prompt:
@@ -281,7 +280,6 @@ def test_a_callable_gets_an_empty_workspace_only_when_it_asks_for_one(suite: Any
             return "done " + prompt
         """,
     )
-    suite.write("sounding.toml", '[agent]\ncallable = "lazy_agent:answer"\n')
     suite.write(
         "cases/c.yaml",
         """

@@ -136,23 +136,22 @@ class TrialOutcome:
     def __reduce__(self) -> tuple[Any, ...]:
         """How an outcome crosses from a worker process to the run: plain values, with the
         score and the measures record as JSON, a fraction of what pickling models costs."""
-        key = self.key
-        fields = (self.state, self.score_json, self.reason, self.duration_ms, self.attempts)
-        found = (self.usage, self.metrics, self.metric_reasons, self.touched, self.artefacts)
-        place = (key.cell, key.case, key.scenario, key.trial)
-        return (_received, (place, fields, found, self.measures_json))
+        place = (self.key.cell, self.key.case, self.key.scenario, self.key.trial)
+        rest: tuple[Any, ...] = (self.reason, self.duration_ms, self.attempts, self.usage)
+        rest += (self.metrics, self.metric_reasons, self.touched, self.artefacts)
+        return (_received, (place, self.state, self.score_json, self.measures_json, rest))
 
 
 def _received(
     place: tuple[str, str, str, int],
-    fields: tuple[Any, ...],
-    found: tuple[Any, ...],
+    state: str,
+    score: str,
     measures_json: str,
+    rest: tuple[Any, ...],
 ) -> TrialOutcome:
-    """An outcome as `TrialOutcome.__reduce__` sent it."""
-    state, score, *rest = fields
+    """An outcome as `TrialOutcome.__reduce__` sent it: its fields after the score in `rest`."""
     parsed = None if score == "null" else TrialScore.model_validate_json(score)
-    outcome = TrialOutcome(TrialKey(*place), state, parsed, *rest, *found)
+    outcome = TrialOutcome(TrialKey(*place), state, parsed, *rest)
     outcome.__dict__["measures_json"] = measures_json
     return outcome
 

@@ -12,7 +12,7 @@ from sounding.store._layout import (
     allocate_run,
     safe_name,
 )
-from sounding.store._stored import trial_record
+from sounding.store._stored import finished_trials, trial_record
 
 __all__ = [
     "RESULTS_SCHEMA",
@@ -23,6 +23,7 @@ __all__ = [
     "RunLayout",
     "TrialKey",
     "allocate_run",
+    "finished_trials",
     "read_json",
     "safe_name",
     "sweep_tmp",

@@ -1,12 +1,14 @@
-"""A finished trial read back from its folder: the run record its trial.json holds."""
+"""Finished trials read back from a run's folder: their trial.json and run record."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from sounding.record import RunRecord
+from sounding.store._atomic import read_json
+from sounding.store._layout import RunLayout, TrialKey
 
 # before sounding.trial/2, the run record was a file of its own beside trial.json
 RECORD_FILE_V1 = "record.json"
@@ -22,3 +24,15 @@ def trial_record(folder: Path, trial: Mapping[str, Any]) -> RunRecord | None:
         return None if found is None else RunRecord.model_validate(found)
     path = folder / RECORD_FILE_V1
     return RunRecord.model_validate_json(path.read_bytes()) if path.is_file() else None
+
+
+def finished_trials(run_dir: Path, run: Mapping[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Each finished trial of the run in `run_dir`, whose run.json is `run`, in the plan's
+    order: its folder and its trial.json. A planned trial that never finished is skipped."""
+    layout = RunLayout.of(run_dir, run.get("schema"))
+    for key in run["trials"]:
+        folder = layout.trial_dir(TrialKey(**key))
+        try:
+            yield folder, read_json(folder / "trial.json")
+        except FileNotFoundError:
+            continue

@@ -21,7 +21,7 @@ from typing import Any
 from sounding.record import RunRecord
 from sounding.spec import SpecError, load_cases
 from sounding.spec._validators import MetricKind
-from sounding.store import RunLayout, TrialKey, read_json, trial_record, write_json, write_text
+from sounding.store import finished_trials, read_json, trial_record, write_json, write_text
 
 FORM_SCHEMA = "sounding.form/1"
 KEY_SCHEMA = "sounding.form-key/1"
@@ -151,10 +151,7 @@ def _form_kinds(run_dir: Path) -> dict[str, dict[str, MetricKind]]:
 
 def _trials(run_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
     """The finished trials of the run, in its plan's order, with their trial.json."""
-    run = read_json(run_dir / "run.json")
-    layout = RunLayout.of(run_dir, run.get("schema"))
-    folders = [layout.trial_dir(TrialKey(**key)) for key in run["trials"]]
-    return [(f, read_json(f / "trial.json")) for f in folders if (f / "trial.json").is_file()]
+    return list(finished_trials(run_dir, read_json(run_dir / "run.json")))
 
 
 def _open(trial: Mapping[str, Any], metric: str, measures: Mapping[str, Any] | None) -> bool:
