@@ -94,3 +94,28 @@ def test_importing_sounding_builds_no_model_validator(tmp_path: Path) -> None:
         "assert not built, built\n"
     )
     assert loaded_modules(code, tmp_path, []) == []
+
+
+def test_a_run_loads_only_the_parts_its_suite_uses(tmp_path: Path) -> None:
+    """No services, no judge, no validators declared: none of their machinery loads."""
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "sounding.toml").write_text('[agent]\ncallable = "agent:answer"\n')
+    (tmp_path / "agent.py").write_text("def answer(prompt, context):\n    return 'ok'\n")
+    case = "scenarios:\n  - {id: a, user: hi, expect: [{final_answer_contains: ok}]}\n"
+    (tmp_path / "cases" / "c.yaml").write_text(case)
+    code = (
+        "from sounding.cli import main\n"
+        "try:\n"
+        "    main(['run', '.'], standalone_mode=False)\n"
+        "except SystemExit as stop:\n"
+        "    assert stop.code == 0, stop.code\n"
+    )
+    unused = [
+        "sounding.services._set",
+        "sounding.services._sql",
+        "sounding.judge._client",
+        "sounding.validators._form",
+        "sounding.validators._program",
+        "sounding.report._cells",
+    ]
+    assert loaded_modules(code, tmp_path, unused) == []

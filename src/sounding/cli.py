@@ -254,7 +254,8 @@ def run(
         )
         raise SystemExit(ExitCode.INTERRUPTED) from None
     print_summary(_console(), result.lines, result.layout.root, time.monotonic() - started)
-    _print_cells(result.layout.root)
+    if len(suite.cells) > 1:
+        _print_cells(result.layout.root)
     raise SystemExit(result.exit_code)
 
 

@@ -13,14 +13,17 @@ import functools
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator
 
 from sounding.checks._base import CheckContext, CheckResult, Evidence, Params, Status
 from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside
 from sounding.checks._registry import registry
-from sounding.judge import JudgeError, Rubric, Verdict, VerdictTool, judge_request, verdict_tool
+from sounding.judge import JudgeError, Rubric, VerdictTool, judge_request, verdict_tool
+
+if TYPE_CHECKING:
+    from sounding.judge import Verdict  # the judge's client loads when a judge is configured
 
 MAX_MATERIAL_CHARS = 100_000
 """What the judge reads at most: longer material is cut, and the cut is said."""

@@ -1,7 +1,8 @@
 """Reports of a stored run (JUnit XML, JSON, Markdown, HTML) and comparisons of two runs."""
 
-import importlib as _importlib
 import typing as _typing
+
+from sounding._lazy import lazy_names as _lazy_names
 
 if _typing.TYPE_CHECKING:
     from sounding.report._command import report_command
@@ -61,13 +62,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_names(__name__, _HOMES)
 
 
 __all__ = [

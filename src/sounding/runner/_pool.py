@@ -17,7 +17,7 @@ import queue
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sounding.runner._agent import RUNNING
@@ -44,7 +44,7 @@ def cores() -> int:
 
 
 GRACE = 1.0  # seconds past a callable's timeout before its thread is abandoned
-_TICK = 0.02  # seconds the main thread sleeps when no outcome is waiting
+_TICK = 0.02  # seconds the main thread waits between looks at the finished trials
 
 
 class Watch:
@@ -81,14 +81,24 @@ class Watch:
 class TrialPool:
     """Runs `plans` on `parallel` daemon threads; `outcomes()` yields them as they finish."""
 
-    def __init__(self, plans: list[TrialPlan], settings: TrialSettings, parallel: int) -> None:
+    def __init__(
+        self,
+        plans: list[TrialPlan],
+        settings: TrialSettings,
+        parallel: int,
+        more: Callable[[], list[TrialPlan]] | None = None,
+    ) -> None:
         self._todo = collections.deque(plans)
-        self._left = len(plans)
+        self._taken = len(plans)  # plans taken in, counted by the workers (under `_taking`)
+        self._given = 0  # outcomes given out, counted by the calling thread
+        self._more = more  # where further plans come from once `plans` are all started
+        self._taking = threading.Lock()
         self._settings = settings
-        self._parallel = max(1, min(parallel, len(plans)))
+        self._parallel = max(1, parallel if more else min(parallel, len(plans)))
         self._finished: queue.SimpleQueue[TrialOutcome | BaseException] = queue.SimpleQueue()
         self._running: set[Watch] = set()
         self._threads: list[threading.Thread] = []
+        self._drained = threading.Event()  # a worker found no trial left to start
 
     def outcomes(self) -> Iterator[TrialOutcome]:
         """Every outcome, in the calling thread, as trials finish; overruns are ended here.
@@ -99,21 +109,24 @@ class TrialPool:
         """
         for _ in range(self._parallel):
             self._start_worker()
-        while self._left:
+        while self._given < self._taken or self._more is not None:
             try:
                 item = self._finished.get_nowait()
             except queue.Empty:
-                time.sleep(_TICK)
+                if self._drained.wait(_TICK):
+                    self._drained.clear()
                 yield from self._end_overruns()
                 continue
             if isinstance(item, BaseException):
                 raise item
-            self._left -= 1
+            self._given += 1
             yield item
 
     def stop(self, grace: float) -> None:
         """No trial starts any more; wait up to `grace` seconds for the running ones."""
-        self._todo.clear()
+        with self._taking:
+            self._todo.clear()
+            self._more = None
         until = time.monotonic() + grace
         for thread in self._threads:
             thread.join(max(0.0, until - time.monotonic()))
@@ -124,10 +137,15 @@ class TrialPool:
         thread.start()
 
     def _work(self) -> None:
+        try:
+            self._run_trials()
+        finally:
+            self._drained.set()  # the last outcomes are taken at once, not at the next tick
+
+    def _run_trials(self) -> None:
         while not RUNNING.stopping.is_set():
-            try:
-                plan = self._todo.popleft()
-            except IndexError:
+            plan = self._next()
+            if plan is None:
                 return
             watch = Watch(plan)
             self._running.add(watch)
@@ -142,6 +160,24 @@ class TrialPool:
                 self._running.discard(watch)
             self._finished.put(outcome)
 
+    def _next(self) -> TrialPlan | None:
+        """The next trial to start, taking more plans in when there are none left here."""
+        try:
+            return self._todo.popleft()
+        except IndexError:
+            pass
+        with self._taking:
+            if not self._todo and self._more is not None:
+                taken = self._more()
+                self._taken += len(taken)
+                self._todo.extend(taken)
+                if not taken:
+                    self._more = None  # the source is dry: the pool ends with what it has
+        try:
+            return self._todo.popleft()
+        except IndexError:
+            return None
+
     def _end_overruns(self) -> Iterator[TrialOutcome]:
         now = time.monotonic()
         for watch in list(self._running):
@@ -150,7 +186,7 @@ class TrialPool:
             self._running.discard(watch)
             outcome = overrun_outcome(watch.plan, watch.timeout, watch.started)
             store_outcome(watch.plan.folder, outcome)
-            self._left -= 1
+            self._given += 1
             self._start_worker()  # the abandoned thread's place
             yield outcome
 
@@ -160,8 +196,11 @@ class ForkedPool:
 
     A Python callable holds the interpreter's lock while it runs, so threads alone cannot
     use more than one core; forked children inherit the loaded cases and the agent at no
-    cost. Each child sends its outcomes back in batches through a pipe. A child that dies
-    leaves its unfinished trials as errors that `--resume` runs again.
+    cost. The trials are cut into small batches whose numbers wait in a pipe: each child
+    takes the next batch when it has run out, so a child slowed by slow trials or a busy
+    core takes fewer, and all finish close together. Each child sends its outcomes back
+    through a pipe of its own. A child that dies leaves its unfinished trials as errors that
+    `--resume` runs again.
     """
 
     def __init__(self, plans: list[TrialPlan], settings: TrialSettings, parallel: int) -> None:
@@ -181,8 +220,10 @@ class ForkedPool:
         for outcome in TrialPool(first, self._settings, 1).outcomes():
             seen.add(outcome.key)
             yield outcome
-        for part in range(self._processes):
-            self._spawn(rest[part :: self._processes])
+        batches = _Batches(rest, self._processes)
+        for _ in range(self._processes):
+            self._spawn(batches)
+        batches.close()
         selector = selectors.DefaultSelector()
         for fd in self._children:
             selector.register(fd, selectors.EVENT_READ)
@@ -223,7 +264,7 @@ class ForkedPool:
                 os.waitpid(pid, 0)
         self._children.clear()
 
-    def _spawn(self, share: list[TrialPlan]) -> None:
+    def _spawn(self, batches: _Batches) -> None:
         read, write = os.pipe()
         pid = os.fork()
         if pid:
@@ -233,7 +274,7 @@ class ForkedPool:
         os.close(read)  # the child, from here on: never returns to the caller
         for fd in self._children:
             os.close(fd)  # the other children's pipes belong to the parent
-        os._exit(_child(share, self._settings, self._threads, write))
+        os._exit(_child(batches.take, self._settings, self._threads, write))
 
     def _left_over(self, seen: set[TrialKey], statuses: list[int]) -> Iterator[TrialOutcome]:
         """Trials no child reported: stored after all, or unfinished because a child died."""
@@ -251,13 +292,49 @@ class ForkedPool:
             yield TrialOutcome(plan.key, "error", None, reason, 0.0, 0)
 
 
+class _Batches:
+    """The trials of a forked run in batches, taken by the children one batch at a time.
+
+    The batch numbers are written to a pipe before any child is forked and the parent closes
+    its writing end: a read of one number takes that batch for good (a read this small from
+    a pipe is never split), and an empty read means every batch has been taken.
+    """
+
+    _SIZE = 50  # trials per batch, or fewer for a small run: 8 batches per child at least
+    _MOST = 2048  # batches at most: 4 KiB of numbers, which any pipe holds unread
+    _NUMBER = 2  # bytes per batch number
+
+    def __init__(self, plans: list[TrialPlan], processes: int) -> None:
+        finer = min(self._SIZE, len(plans) // (8 * processes))
+        size = max(1, finer, -(-len(plans) // self._MOST))
+        self._plans, self._size = plans, size
+        self._read, write = os.pipe()
+        count = -(-len(plans) // size)
+        with os.fdopen(write, "wb") as pipe:
+            pipe.write(b"".join(n.to_bytes(self._NUMBER, "big") for n in range(count)))
+
+    def take(self) -> list[TrialPlan]:
+        """The next batch not taken by any child; empty once all are."""
+        number = os.read(self._read, self._NUMBER)
+        if not number:
+            return []
+        start = int.from_bytes(number, "big") * self._size
+        return self._plans[start : start + self._size]
+
+    def close(self) -> None:
+        os.close(self._read)
+
+
 _BATCH_SECONDS = 0.05  # a child sends what finished at least this often
 _HEADER = 4
 
 
-def _child(share: list[TrialPlan], settings: TrialSettings, threads: int, fd: int) -> int:
-    """A child's whole life: run its share, send outcomes back, return its exit status."""
-    pool = TrialPool(share, settings, threads)
+def _child(
+    take: Callable[[], list[TrialPlan]], settings: TrialSettings, threads: int, fd: int
+) -> int:
+    """A child's whole life: run batches of trials, send outcomes back, return its exit
+    status."""
+    pool = TrialPool([], settings, threads, more=take)
     batch: list[TrialOutcome] = []
     sent = time.monotonic()
     try:

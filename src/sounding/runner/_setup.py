@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sounding.judge import JudgeClient, JudgeConfig, JudgeError, preflight
+from sounding.judge import JudgeConfig, JudgeError, preflight
 from sounding.runner._agent import load_callable
 from sounding.runner._config import Suite
 from sounding.runner._run import RunOptions
 from sounding.runner._trial import Agent
+
+if TYPE_CHECKING:
+    from sounding.judge import JudgeClient
 
 JUDGE_CACHE = ".sounding/judge-cache"
 
@@ -36,6 +39,8 @@ def make_judge(suite: Suite, *, rejudge: bool = False) -> JudgeClient | None:
         if config.cache_dir is None:
             config = config.model_copy(update={"cache_dir": suite.root / JUDGE_CACHE})
         preflight(config, models_under_test=models_under_test(suite))
+        from sounding.judge import JudgeClient  # with its LLM clients: only for a judge
+
         return JudgeClient(config, rejudge=rejudge)
     except JudgeError as exc:
         raise RunSetupError(f"{suite.root / 'sounding.toml'}: {exc}") from None
