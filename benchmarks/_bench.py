@@ -162,7 +162,7 @@ def compile_sounding() -> None:
 def workdir(name: str, keep: bool) -> Iterator[Path]:
     """A temporary folder for generated inputs; kept (and named) when `keep` is set.
 
-    It is made in `BENCH_TMP`, whose folders each start in a block group of their own."""
+    It is made in `BENCH_TMP`, where ext4 places each folder away from the last."""
     folder = Path(tempfile.mkdtemp(prefix=f"sounding-{name}-", dir=_spread_folder()))
     try:
         yield folder
@@ -179,15 +179,14 @@ _FS_IOC_GETFLAGS, _FS_IOC_SETFLAGS, _FS_TOPDIR_FL = 0x80086601, 0x40086602, 0x00
 
 def _spread_folder() -> Path:
     """`BENCH_TMP`, marked (where the file system has the flag) as the top of a directory
-    hierarchy, like `chattr +T`: ext4 then puts each folder made in it in a block group of
-    its own, rather than beside the last one.
+    hierarchy, like `chattr +T`: ext4 then spreads the folders made in it over its block
+    groups, rather than putting each beside the last.
 
     This keeps one benchmark from timing the removal of an earlier one's folder. On ext4
     without a journal (as on the machine the targets were set on), the kernel avoids
     reusing an inode freed in the last minute or so, and a new file or folder first passes
     over every such inode of its block group: 5,000 trial folders took 0.27-0.41 s to make
-    beside nothing recently removed, and 3.3-4.5 s just after 20,000 entries had been
-    removed from the same group.
+    in a folder of their own, and 3.3-4.5 s beside 20,000 folders removed seconds before.
     """
     BENCH_TMP.mkdir(exist_ok=True)
     with contextlib.suppress(OSError):  # not ext4, or not Linux: nothing to spread
