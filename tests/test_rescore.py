@@ -79,3 +79,37 @@ def test_a_run_an_older_sounding_wrote_is_rescored_alike(
     flipped = sounding("score", str(run))
     assert "re-scored 3 trials: 3 verdicts changed" in flipped.stdout, flipped.stdout
     assert len(calls.read_text()) == 3  # the agent never ran again
+
+
+def test_many_trials_rescored_in_worker_processes_as_in_one(
+    tmp_path: Path, sounding: Any, monkeypatch: Any
+) -> None:
+    """From 500 stored trials, parts go to forked processes: the same verdicts, and the
+    same changes in the plan's order, as re-scoring them all in this process."""
+    from sounding import rescore
+
+    root = tmp_path / "suite"
+    (root / "cases").mkdir(parents=True)
+    (root / "agent.py").write_text(
+        "def answer(prompt, context):\n"
+        "    return 'yes' if int(context.env['SOUNDING_TRIAL']) % 3 else 'no'\n"
+    )
+    (root / "sounding.toml").write_text('[agent]\ncallable = "agent:answer"\n')
+    scenarios = "".join(
+        f"  - {{id: s{n}, user: hi, trials: 150, expect: [{{final_answer_contains: 'yes'}}]}}\n"
+        for n in range(4)
+    )
+    case = root / "cases/q.yaml"
+    case.write_text(f"scenarios:\n{scenarios}")
+    assert sounding("run", str(root)).returncode == 1  # one trial in three answers no
+    (run,) = (root / "results").iterdir()
+    case.write_text(case.read_text().replace("contains: 'yes'", "contains: 'no'"))
+
+    forked = rescore.rescore_run(run)
+    monkeypatch.setattr(rescore, "_FORK_FROM", 10_000)
+    alone = rescore.rescore_run(run)
+    assert forked.verdicts == alone.verdicts == {"pass": 200, "fail": 400}
+    assert forked.changes == alone.changes and len(forked.changes) == 600
+    labels = [change.label for change in forked.changes]
+    order = json.loads((run / "run.json").read_text())["trials"]
+    assert labels == [f"q/{key['scenario']}#{key['trial']}" for key in order]

@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
 
-from sounding._heap import long_lived
+from sounding._fork import can_fork, forked_parts
+from sounding._heap import collector_paused, long_lived
 from sounding._measure import measure_trial
 from sounding.checks import Evidence, Judge, ServiceEvidence
 from sounding.record import RunRecord
@@ -90,6 +91,15 @@ class Rescored:
     def trials(self) -> int:
         return sum(self.verdicts.values())
 
+    @classmethod
+    def joined(cls, parts: Iterable[Rescored]) -> Rescored:
+        """What the parts of one run found, in the parts' order."""
+        whole = cls()
+        for part in parts:
+            whole.changes.extend(part.changes)
+            whole.verdicts.update(part.verdicts)
+        return whole
+
 
 def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
     """Measure every finished trial of a run again, one at a time (memory stays flat).
@@ -101,35 +111,59 @@ def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
         return _rescore_run(run_dir, judge, settle)
 
 
+_FORK_FROM = 500  # stored trials from which re-scoring shares them over forked processes
+
+
 def _rescore_run(run_dir: Path, judge: Judge | None, settle: Callable[[], None]) -> Rescored:
     run = read_json(run_dir / "run.json")
     suite = Path(run["suite"])
-    scenarios = {
-        (case.name, scenario.id): scenario
-        for case in load_cases(_case_paths(suite), suite_dir=suite)
-        for scenario in case.scenarios
-    }
-    settle()
-    configured = _configured_env(suite)
-    cells = run.get("cells") or {}
+    with collector_paused():  # until settled: see `collector_paused`
+        scenarios = {
+            (case.name, scenario.id): scenario
+            for case in load_cases(_case_paths(suite), suite_dir=suite)
+            for scenario in case.scenarios
+        }
+        settle()
+    rescorer = _Rescorer(run_dir, run, suite, scenarios, _configured_env(suite), judge)
+    keys: list[dict[str, Any]] = run["trials"]
+    if judge is None and can_fork(len(keys), _FORK_FROM):  # a judge keeps one client, one cache
+        return Rescored.joined(forked_parts(rescorer.part, keys))
+    return rescorer.part(keys)
 
-    found = Rescored()
-    for folder, stored in finished_trials(run_dir, run):
-        scenario = scenarios.get((stored["case"], stored["scenario"]))
-        if stored["state"] != "scored" or scenario is None:
-            continue
-        cell_env = cells.get(stored["cell"], {}).get("env", {})
-        given = {"agent_env": {**configured, **scenario.env, **cell_env}}
-        evidence = stored_evidence(folder, scenario, stored, given)
-        evidence = Validation.from_trial(stored).applied(evidence)
-        now = measure_trial(scenario, evidence, suite_dir=suite, judge=judge)
-        found.verdicts[now.verdict.value] += 1
-        if now.verdict.value != stored["verdict"]:
-            before = TrialScore.model_validate(stored["score"])
-            found.changes.append(
-                Change(_label(stored), stored["verdict"], now.verdict.value, _flipped(before, now))
-            )
-    return found
+
+@dataclass(frozen=True)
+class _Rescorer:
+    """Re-scores trials of one run; what every trial shares is found once."""
+
+    run_dir: Path
+    run: dict[str, Any]
+    suite: Path
+    scenarios: dict[tuple[str, str], Scenario]
+    configured: dict[str, str]
+    judge: Judge | None
+
+    def part(self, keys: Sequence[dict[str, Any]]) -> Rescored:
+        """The trials of `keys` (in the plan's order) that finished, measured again."""
+        cells = self.run.get("cells") or {}
+        found = Rescored()
+        for folder, stored in finished_trials(self.run_dir, self.run, keys):
+            scenario = self.scenarios.get((stored["case"], stored["scenario"]))
+            if stored["state"] != "scored" or scenario is None:
+                continue
+            cell_env = cells.get(stored["cell"], {}).get("env", {})
+            given = {
+                "agent_env": {**self.configured, **scenario.env, **cell_env},
+                **Validation.from_trial(stored).extra(),
+            }
+            evidence = stored_evidence(folder, scenario, stored, given)
+            now = measure_trial(scenario, evidence, suite_dir=self.suite, judge=self.judge)
+            found.verdicts[now.verdict.value] += 1
+            if now.verdict.value != stored["verdict"]:
+                before = TrialScore.model_validate(stored["score"])
+                flipped = _flipped(before, now)
+                change = Change(_label(stored), stored["verdict"], now.verdict.value, flipped)
+                found.changes.append(change)
+        return found
 
 
 def _case_paths(suite: Path) -> list[Path]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sounding.runner._pool import cores
+from sounding._fork import cores
 
 pytestmark = pytest.mark.skipif(cores() < 2, reason="worker processes need two cores or more")
 

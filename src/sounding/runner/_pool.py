@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from sounding._fork import cores
 from sounding.runner._agent import RUNNING
 from sounding.runner._trial import (
     TrialAbandoned,
@@ -33,15 +34,6 @@ from sounding.runner._trial import (
     store_outcome,
 )
 from sounding.store import TrialKey
-
-
-def cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
 
 GRACE = 1.0  # seconds past a callable's timeout before its thread is abandoned
 _TICK = 0.02  # seconds the main thread waits between looks at the finished trials

@@ -10,14 +10,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sounding._heap import long_lived
+from sounding._fork import cores
+from sounding._heap import collector_paused, long_lived
 from sounding.judge import JudgeError, preflight
 from sounding.runner._agent import RUNNING
 from sounding.runner._cells import Cell
 from sounding.runner._config import Suite, SuiteConfigError
 from sounding.runner._exit import ExitCode as ExitCode  # where commands import it
 from sounding.runner._measures import write_measures
-from sounding.runner._pool import ForkedPool, TrialPool, cores
+from sounding.runner._pool import ForkedPool, TrialPool
 from sounding.runner._trial import (
     Agent,
     TrialOutcome,
@@ -146,8 +147,9 @@ def _run_suite(
     settle: Callable[[], None],
 ) -> RunResult:
     layout, options = _layout(suite, options)
-    cases = load_cases(suite.case_files(options.cases), suite_dir=suite.root)
-    settle()
+    with collector_paused():  # until settled: see `collector_paused`
+        cases = load_cases(suite.case_files(options.cases), suite_dir=suite.root)
+        settle()
     settings = TrialSettings(agent=agent, suite_root=suite.root, **(settings_extra or {}))
     _require_judge(cases, settings)
     _check_judge_models(suite, cases, settings)

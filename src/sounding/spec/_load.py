@@ -6,13 +6,12 @@ problem found is reported at once, each at its file and line, as one `SpecError`
 
 from __future__ import annotations
 
-import gc
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from sounding._heap import collector_paused
 from sounding.checks import Registry
 from sounding.checks import registry as default_registry
 from sounding.spec._errors import KeyPath, Locator, Problem, SpecError
@@ -53,7 +52,7 @@ def load_case(
         message = "is not a case file: name it *.yaml, *.yml or *.toml"
         raise SpecError([Problem(file, None, "", message)])
     text = _read(path)
-    with _collector_paused():
+    with collector_paused():
         return _parsed(reader, text, path, suite_dir, registry)
 
 
@@ -115,19 +114,6 @@ def load_cases(
     if problems:
         raise SpecError(problems)
     return cases
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cycle collector while a file loads: it makes no cycles, but many objects,
-    and collections triggered by their count took a third of the time on large files."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _read(path: Path) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import json
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from sounding.record import RunRecord
-from sounding.store._atomic import read_json
 from sounding.store._layout import RunLayout, TrialKey
 
 # before sounding.trial/2, the run record was a file of its own beside trial.json
@@ -26,13 +26,18 @@ def trial_record(folder: Path, trial: Mapping[str, Any]) -> RunRecord | None:
     return RunRecord.model_validate_json(path.read_bytes()) if path.is_file() else None
 
 
-def finished_trials(run_dir: Path, run: Mapping[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
+def finished_trials(
+    run_dir: Path, run: Mapping[str, Any], keys: Iterable[Mapping[str, Any]] | None = None
+) -> Iterator[tuple[Path, dict[str, Any]]]:
     """Each finished trial of the run in `run_dir`, whose run.json is `run`, in the plan's
-    order: its folder and its trial.json. A planned trial that never finished is skipped."""
+    order: its folder and its trial.json. A planned trial that never finished is skipped.
+    `keys` (some of run.json's `trials`) limits it to those."""
     layout = RunLayout.of(run_dir, run.get("schema"))
-    for key in run["trials"]:
+    for key in run["trials"] if keys is None else keys:
         folder = layout.trial_dir(TrialKey(**key))
         try:
-            yield folder, read_json(folder / "trial.json")
+            with open(f"{folder}/trial.json", "rb") as handle:  # no second Path per trial
+                stored = handle.read()
         except FileNotFoundError:
             continue
+        yield folder, json.loads(stored)

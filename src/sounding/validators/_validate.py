@@ -65,12 +65,15 @@ class Validation:
 
     def applied(self, evidence: Evidence) -> Evidence:
         """The evidence with these metrics added, where the `metric` check reads them."""
-        found = {
+        return replace(evidence, extra={**evidence.extra, **self.extra()})
+
+    def extra(self) -> dict[str, Any]:
+        """These metrics as the `metric` check reads them in `Evidence.extra`."""
+        return {
             "metrics": dict(self.metrics),
             "reasons": dict(self.reasons),
             "unjudged": dict(self.unjudged),
         }
-        return replace(evidence, extra={**evidence.extra, **found})
 
 
 def run_validators(trial: FinishedTrial, *, judge: Judge | None = None) -> Validation:
