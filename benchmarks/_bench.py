@@ -162,8 +162,18 @@ def compile_sounding() -> None:
 def workdir(name: str, keep: bool) -> Iterator[Path]:
     """A temporary folder for generated inputs; kept (and named) when `keep` is set.
 
-    It is made in `BENCH_TMP`, where ext4 places each folder away from the last."""
-    folder = Path(tempfile.mkdtemp(prefix=f"sounding-{name}-", dir=_spread_folder()))
+    It is made in `BENCH_TMP`, where ext4 places each folder away from the last, and it is
+    the fastest to write in of `PLACES` such folders (`_writing_cost`)."""
+    tried = sorted(
+        (_writing_cost(folder), str(folder))
+        for folder in (
+            Path(tempfile.mkdtemp(prefix=f"sounding-{name}-", dir=_spread_folder()))
+            for _ in range(PLACES)
+        )
+    )
+    for _, other in tried[1:]:
+        shutil.rmtree(other, ignore_errors=True)
+    folder = Path(tried[0][1])
     try:
         yield folder
     finally:
@@ -174,6 +184,8 @@ def workdir(name: str, keep: bool) -> Iterator[Path]:
 
 
 BENCH_TMP = Path(tempfile.gettempdir()) / "sounding-benchmarks"
+PLACES = 3  # folders tried for each benchmark, the fastest to write in kept
+PROBE = 300  # trial-like folders written to time a place
 _FS_IOC_GETFLAGS, _FS_IOC_SETFLAGS, _FS_TOPDIR_FL = 0x80086601, 0x40086602, 0x00020000
 
 
@@ -200,6 +212,27 @@ def _spread_folder() -> Path:
         finally:
             os.close(fd)
     return BENCH_TMP
+
+
+def _writing_cost(folder: Path) -> float:
+    """Seconds to write `PROBE` folders of one file each in `folder`, as a run writes its
+    trials (a folder, a file under a temporary name, a rename).
+
+    ext4 picks a block group for each top folder of `BENCH_TMP` from those with the fewest
+    folders, and the group another benchmark has just emptied can be one of them: its
+    inodes freed a minute ago make every new file there slow (see `_spread_folder`). A few
+    hundred files show it (ten times the usual cost), and the next place tried is seldom
+    such a group too.
+    """
+    probe = folder / "probe"
+    probe.mkdir()
+    started = time.perf_counter()
+    for n in range(PROBE):
+        trial = probe / str(n)
+        trial.mkdir()
+        (trial / ".tmp").write_bytes(b"{}")
+        (trial / ".tmp").rename(trial / "trial.json")
+    return time.perf_counter() - started
 
 
 def heading(text: str) -> None:
