@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 def _suite(root: Path, calls: Path) -> None:
     (root / "cases").mkdir(parents=True)
@@ -87,6 +89,10 @@ def test_many_trials_rescored_in_worker_processes_as_in_one(
     """From 500 stored trials, parts go to forked processes: the same verdicts, and the
     same changes in the plan's order, as re-scoring them all in this process."""
     from sounding import rescore
+    from sounding._fork import cores
+
+    if cores() < 2:
+        pytest.skip("worker processes need two cores or more")
 
     root = tmp_path / "suite"
     (root / "cases").mkdir(parents=True)
@@ -105,9 +111,21 @@ def test_many_trials_rescored_in_worker_processes_as_in_one(
     (run,) = (root / "results").iterdir()
     case.write_text(case.read_text().replace("contains: 'yes'", "contains: 'no'"))
 
+    parts: list[int] = []
+
+    def spied(work: Any, keys: Any) -> Any:
+        found = forked_parts(work, keys)
+        parts.append(len(found))
+        return found
+
+    forked_parts = rescore.forked_parts
+    monkeypatch.setattr(rescore, "forked_parts", spied)
+    assert rescore._forked(json.loads((run / "run.json").read_text())["trials"], None)
     forked = rescore.rescore_run(run)
+    assert parts == [cores()]  # one part per core, each in its own process
     monkeypatch.setattr(rescore, "_FORK_FROM", 10_000)
     alone = rescore.rescore_run(run)
+    assert parts == [cores()]
     assert forked.verdicts == alone.verdicts == {"pass": 200, "fail": 400}
     assert forked.changes == alone.changes and len(forked.changes) == 600
     labels = [change.label for change in forked.changes]

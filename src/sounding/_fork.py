@@ -37,6 +37,8 @@ def forked_parts(work: Callable[[Sequence[T]], R], items: Sequence[T]) -> list[R
     A part whose child did not give its result (it failed, or was killed) is done again
     here, in this process, where whatever went wrong is raised as it would have been.
     """
+    if not items:
+        return []
     count = min(cores(), len(items))
     size = -(-len(items) // count)
     parts = [items[start : start + size] for start in range(0, len(items), size)]
@@ -72,6 +74,8 @@ def _start(work: Callable[[Sequence[T]], R], part: Sequence[T]) -> tuple[int, in
         data = pickle.dumps(work(part), protocol=pickle.HIGHEST_PROTOCOL)
         with os.fdopen(write, "wb") as pipe:
             pipe.write(data)
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole group: the parent says so
+        code = 130
     except BaseException:  # told on stderr; the parent does the part again itself
         traceback.print_exc()
         code = 70

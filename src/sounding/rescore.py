@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -126,9 +127,16 @@ def _rescore_run(run_dir: Path, judge: Judge | None, settle: Callable[[], None])
         settle()
     rescorer = _Rescorer(run_dir, run, suite, scenarios, _configured_env(suite), judge)
     keys: list[dict[str, Any]] = run["trials"]
-    if judge is None and can_fork(len(keys), _FORK_FROM):  # a judge keeps one client, one cache
+    if _forked(keys, judge):
         return Rescored.joined(forked_parts(rescorer.part, keys))
     return rescorer.part(keys)
+
+
+def _forked(keys: list[dict[str, Any]], judge: Judge | None) -> bool:
+    """Whether to share the trials over forked processes: many, no judge (it keeps one
+    client and one cache), and no other thread in this process (a caller's thread could
+    hold a lock a child would then wait on forever)."""
+    return judge is None and threading.active_count() == 1 and can_fork(len(keys), _FORK_FROM)
 
 
 @dataclass(frozen=True)
