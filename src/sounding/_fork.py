@@ -30,8 +30,8 @@ def can_fork(items: int, at_least: int) -> bool:
 
 
 def forked_parts(work: Callable[[Sequence[T]], R], items: Sequence[T]) -> list[R]:
-    """`work` on consecutive parts of `items`, one part per core, each in a forked child;
-    the results in the order of the parts.
+    """`work` on consecutive parts of `items`, one part per core: the first here, each
+    other in a forked child; the results in the order of the parts.
 
     A child inherits everything loaded so far at no cost, and sends back only its result.
     A part whose child did not give its result (it failed, or was killed) is done again
@@ -44,11 +44,11 @@ def forked_parts(work: Callable[[Sequence[T]], R], items: Sequence[T]) -> list[R
     parts = [items[start : start + size] for start in range(0, len(items), size)]
     running: dict[int, int] = {}  # pid → the reading end of its pipe
     try:
-        for part in parts:
+        for part in parts[1:]:
             pid, read = _start(work, part)
             running[pid] = read
-        results: list[R] = []
-        for part, pid in zip(parts, list(running), strict=True):
+        results = [work(parts[0])]
+        for part, pid in zip(parts[1:], list(running), strict=True):
             with os.fdopen(running[pid], "rb") as pipe:
                 running[pid] = -1  # closed with `pipe`
                 data = pipe.read()
