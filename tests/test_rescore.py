@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -83,17 +84,14 @@ def test_a_run_an_older_sounding_wrote_is_rescored_alike(
     assert len(calls.read_text()) == 3  # the agent never ran again
 
 
-def test_many_trials_rescored_in_worker_processes_as_in_one(
-    tmp_path: Path, sounding: Any, monkeypatch: Any
-) -> None:
-    """From 500 stored trials, parts go to forked processes: the same verdicts, and the
-    same changes in the plan's order, as re-scoring them all in this process."""
-    from sounding import rescore
+def test_many_trials_rescored_in_worker_processes_as_in_one(tmp_path: Path, sounding: Any) -> None:
+    """From 500 stored trials, one part per core, each but the first in a forked process:
+    the same verdicts, and the same changes in the plan's order, as on one core."""
     from sounding._fork import cores
+    from sounding.rescore import rescore_run
 
     if cores() < 2:
         pytest.skip("worker processes need two cores or more")
-
     root = tmp_path / "suite"
     (root / "cases").mkdir(parents=True)
     (root / "agent.py").write_text(
@@ -111,21 +109,17 @@ def test_many_trials_rescored_in_worker_processes_as_in_one(
     (run,) = (root / "results").iterdir()
     case.write_text(case.read_text().replace("contains: 'yes'", "contains: 'no'"))
 
-    parts: list[int] = []
-
-    def spied(work: Any, keys: Any) -> Any:
-        found = forked_parts(work, keys)
-        parts.append(len(found))
-        return found
-
-    forked_parts = rescore.forked_parts
-    monkeypatch.setattr(rescore, "forked_parts", spied)
-    assert rescore._forked(json.loads((run / "run.json").read_text())["trials"], None)
-    forked = rescore.rescore_run(run)
-    assert parts == [cores()]  # one part per core, each in its own process
-    monkeypatch.setattr(rescore, "_FORK_FROM", 10_000)
-    alone = rescore.rescore_run(run)
-    assert parts == [cores()]
+    forks: list[int] = []
+    os.register_at_fork(after_in_parent=lambda: forks.append(1))
+    forked = rescore_run(run)
+    assert len(forks) == cores() - 1
+    everywhere = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(everywhere)})
+    try:
+        alone = rescore_run(run)  # one core: one part, in this process
+    finally:
+        os.sched_setaffinity(0, everywhere)
+    assert len(forks) == cores() - 1
     assert forked.verdicts == alone.verdicts == {"pass": 200, "fail": 400}
     assert forked.changes == alone.changes and len(forked.changes) == 600
     labels = [change.label for change in forked.changes]
