@@ -136,7 +136,11 @@ class TrialPool:
 
     def _run_trials(self) -> None:
         while not RUNNING.stopping.is_set():
-            plan = self._next()
+            try:
+                plan = self._next()
+            except BaseException as exc:  # no more plans could be taken: the run stops
+                self._finished.put(exc)
+                return
             if plan is None:
                 return
             watch = Watch(plan)
