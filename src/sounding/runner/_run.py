@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sounding._fork import cores
+from sounding._fork import can_fork
 from sounding._heap import collector_paused, long_lived
 from sounding.judge import JudgeError, preflight
 from sounding.runner._agent import RUNNING
@@ -316,9 +316,8 @@ def _pool(plans: list[TrialPlan], settings: TrialSettings, parallel: int) -> Poo
         and settings.agent.processes
         and settings.judge is None  # a judge keeps one client and one cache
         and not any(plan.case.services for plan in plans)  # services keep connections
-        and len(plans) >= _FORK_FROM
-        and min(parallel, cores()) > 1
-        and hasattr(os, "fork")
+        and parallel > 1
+        and can_fork(len(plans), _FORK_FROM)
     )
     return ForkedPool(plans, settings, parallel) if forked else TrialPool(plans, settings, parallel)
 

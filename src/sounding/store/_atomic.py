@@ -36,8 +36,8 @@ def write_json(path: Path, value: Any) -> None:
     write_text(path, json.dumps(value, ensure_ascii=False, default=str) + "\n")
 
 
-def read_json(path: Path) -> Any:
-    with path.open("rb") as handle:
+def read_json(path: str | os.PathLike[str]) -> Any:
+    with open(path, "rb") as handle:
         return json.loads(handle.read())
 
 

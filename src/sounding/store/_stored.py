@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from sounding.record import RunRecord
+from sounding.store._atomic import read_json
 from sounding.store._layout import RunLayout, TrialKey
 
 # before sounding.trial/2, the run record was a file of its own beside trial.json
@@ -36,8 +36,7 @@ def finished_trials(
     for key in run["trials"] if keys is None else keys:
         folder = layout.trial_dir(TrialKey(**key))
         try:
-            with open(f"{folder}/trial.json", "rb") as handle:  # no second Path per trial
-                stored = handle.read()
+            stored = read_json(f"{folder}/trial.json")  # no second Path per trial
         except FileNotFoundError:
             continue
-        yield folder, json.loads(stored)
+        yield folder, stored
