@@ -79,18 +79,24 @@ def test_init_scaffolds_a_suite_that_runs_green(tmp_path: Path, sounding: Any) -
     assert again.returncode == 2 and "choose an empty folder" in again.stderr
 
 
-def test_the_command_leaves_with_its_exit_code_and_everything_it_printed() -> None:
-    """`entry` ends the process at once (no teardown): the code and the output survive."""
-    script = (
-        "import sys, sounding.cli as cli\n"
-        "def fake():\n"
-        "    print('x' * 100_000, end='')  # more than a pipe's buffer, still in Python's\n"
-        "    sys.exit(sys.argv[1] if sys.argv[1] != '3' else 3)\n"
-        "cli.main = fake\n"
-        "cli.entry()\n"
+def test_the_command_runs_the_atexit_handlers_of_what_it_loaded(tmp_path: Path) -> None:
+    """A callable agent (or a host's tracing exporter) flushes in an atexit handler: the
+    command must end the usual way, so that the handler runs after the run."""
+    flushed = tmp_path / "flushed.txt"
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "sounding.toml").write_text('[agent]\ncallable = "agent:answer"\n')
+    (tmp_path / "agent.py").write_text(
+        "import atexit, pathlib\n"
+        f"atexit.register(pathlib.Path({str(flushed)!r}).write_text, 'spans flushed')\n"
+        "def answer(prompt, context):\n    return 'ok'\n"
     )
-    for given, code, said in (("3", 3, ""), ("went wrong", 1, "went wrong\n")):
-        done = subprocess.run(
-            [sys.executable, "-c", script, given], capture_output=True, text=True, check=False
-        )
-        assert (done.returncode, done.stderr, len(done.stdout)) == (code, said, 100_000)
+    case = "scenarios:\n  - {id: a, user: hi, expect: [{final_answer_contains: ok}]}\n"
+    (tmp_path / "cases" / "c.yaml").write_text(case)
+    done = subprocess.run(
+        [sys.executable, "-m", "sounding.cli", "run", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert flushed.read_text() == "spans flushed"

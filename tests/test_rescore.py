@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 
 def _suite(root: Path, calls: Path) -> None:
@@ -82,46 +79,3 @@ def test_a_run_an_older_sounding_wrote_is_rescored_alike(
     flipped = sounding("score", str(run))
     assert "re-scored 3 trials: 3 verdicts changed" in flipped.stdout, flipped.stdout
     assert len(calls.read_text()) == 3  # the agent never ran again
-
-
-def test_many_trials_rescored_in_worker_processes_as_in_one(tmp_path: Path, sounding: Any) -> None:
-    """From 500 stored trials, one part per core, each but the first in a forked process:
-    the same verdicts, and the same changes in the plan's order, as on one core."""
-    from sounding._fork import cores
-    from sounding.rescore import rescore_run
-
-    if cores() < 2:
-        pytest.skip("worker processes need two cores or more")
-    root = tmp_path / "suite"
-    (root / "cases").mkdir(parents=True)
-    (root / "agent.py").write_text(
-        "def answer(prompt, context):\n"
-        "    return 'yes' if int(context.env['SOUNDING_TRIAL']) % 3 else 'no'\n"
-    )
-    (root / "sounding.toml").write_text('[agent]\ncallable = "agent:answer"\n')
-    scenarios = "".join(
-        f"  - {{id: s{n}, user: hi, trials: 150, expect: [{{final_answer_contains: 'yes'}}]}}\n"
-        for n in range(4)
-    )
-    case = root / "cases/q.yaml"
-    case.write_text(f"scenarios:\n{scenarios}")
-    assert sounding("run", str(root)).returncode == 1  # one trial in three answers no
-    (run,) = (root / "results").iterdir()
-    case.write_text(case.read_text().replace("contains: 'yes'", "contains: 'no'"))
-
-    forks: list[int] = []
-    os.register_at_fork(after_in_parent=lambda: forks.append(1))
-    forked = rescore_run(run)
-    assert len(forks) == cores() - 1
-    everywhere = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {min(everywhere)})
-    try:
-        alone = rescore_run(run)  # one core: one part, in this process
-    finally:
-        os.sched_setaffinity(0, everywhere)
-    assert len(forks) == cores() - 1
-    assert forked.verdicts == alone.verdicts == {"pass": 200, "fail": 400}
-    assert forked.changes == alone.changes and len(forked.changes) == 600
-    labels = [change.label for change in forked.changes]
-    order = json.loads((run / "run.json").read_text())["trials"]
-    assert labels == [f"q/{key['scenario']}#{key['trial']}" for key in order]

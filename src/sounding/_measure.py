@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sounding.checks import CheckContext, CheckResult, Evidence, Judge
-from sounding.checks._base import trusted
 from sounding.scoring import Kind, Measured, TrialScore, TrialVerdict, score_trial
 from sounding.spec import Assertion, CheckSpec, Invariant, Scenario
 
@@ -104,6 +103,4 @@ def _as_measured(
     name, kind, spec, invariant = planned
     weight = invariant.weight if invariant else 1.0
     gate = invariant.gate if invariant else False
-    return trusted(
-        Measured, name=name, kind=kind, type=spec.type, result=result, weight=weight, gate=gate
-    )
+    return Measured(name=name, kind=kind, type=spec.type, result=result, weight=weight, gate=gate)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -356,27 +354,5 @@ def form_import(run_dir: Path, file: Path) -> None:
     )
 
 
-def entry() -> NoReturn:
-    """The `sounding` command: `main`, then out without tearing down what it built.
-
-    After a large run the interpreter would free hundreds of thousands of objects one by one
-    on the way out, and walk them all in a last collection: a tenth of a second or more,
-    after everything is written and printed. The command has nothing left to do by then
-    (its threads are daemons, its files closed), so it flushes what it printed and leaves.
-    An unexpected exception still ends the usual way, with its traceback.
-    """
-    try:
-        main()
-        code: object = 0
-    except SystemExit as done:
-        code = done.code
-    if code is not None and not isinstance(code, int):
-        print(code, file=sys.stderr)  # what `SystemExit("message")` would have printed
-        code = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code or 0)
-
-
 if __name__ == "__main__":  # pragma: no cover
-    entry()
+    main()

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
 
-from sounding._fork import can_fork, forked_parts
-from sounding._heap import collector_paused, long_lived
 from sounding._measure import measure_trial
 from sounding.checks import Evidence, Judge, ServiceEvidence
 from sounding.record import RunRecord
@@ -92,15 +89,6 @@ class Rescored:
     def trials(self) -> int:
         return sum(self.verdicts.values())
 
-    @classmethod
-    def joined(cls, parts: Iterable[Rescored]) -> Rescored:
-        """What the parts of one run found, in the parts' order."""
-        whole = cls()
-        for part in parts:
-            whole.changes.extend(part.changes)
-            whole.verdicts.update(part.verdicts)
-        return whole
-
 
 def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
     """Measure every finished trial of a run again, one at a time (memory stays flat).
@@ -108,35 +96,15 @@ def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
     Judge verdicts come from the judge's cache when the request is unchanged, so re-scoring
     never pays twice for the same verdict (unless the judge was made with `rejudge`).
     """
-    with long_lived() as settle:
-        return _rescore_run(run_dir, judge, settle)
-
-
-_FORK_FROM = 500  # stored trials from which re-scoring shares them over forked processes
-
-
-def _rescore_run(run_dir: Path, judge: Judge | None, settle: Callable[[], None]) -> Rescored:
     run = read_json(run_dir / "run.json")
     suite = Path(run["suite"])
-    with collector_paused():  # until settled: see `collector_paused`
-        scenarios = {
-            (case.name, scenario.id): scenario
-            for case in load_cases(_case_paths(suite), suite_dir=suite)
-            for scenario in case.scenarios
-        }
-        settle()
+    scenarios = {
+        (case.name, scenario.id): scenario
+        for case in load_cases(_case_paths(suite), suite_dir=suite)
+        for scenario in case.scenarios
+    }
     rescorer = _Rescorer(run_dir, run, suite, scenarios, _configured_env(suite), judge)
-    keys: list[dict[str, Any]] = run["trials"]
-    if _forked(keys, judge):
-        return Rescored.joined(forked_parts(rescorer.part, keys))
-    return rescorer.part(keys)
-
-
-def _forked(keys: list[dict[str, Any]], judge: Judge | None) -> bool:
-    """Whether to share the trials over forked processes: many, no judge (it keeps one
-    client and one cache), and no other thread in this process (a caller's thread could
-    hold a lock a child would then wait on forever)."""
-    return judge is None and threading.active_count() == 1 and can_fork(len(keys), _FORK_FROM)
+    return rescorer.part(run["trials"])
 
 
 @dataclass(frozen=True)

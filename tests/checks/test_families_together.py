@@ -15,7 +15,8 @@ from sounding.spec import Assertion, CheckSpec, Invariant, Scenario, Scoring
 
 
 def spec(name: str, raw: Any, role: Role = Role.CHECK) -> CheckSpec:
-    return CheckSpec(type=name, params=registry.get(name, role).parse(raw), role=role)
+    check_type = registry.get(name, role)
+    return CheckSpec(type=name, params=check_type.parse(raw), role=role, check_type=check_type)
 
 
 def scenario(*, command: str = "test -s report.md", check_timeout: float = 5) -> Scenario:

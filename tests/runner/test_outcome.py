@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import pickle
 from pathlib import Path
 
 from sounding.checks import CheckResult
@@ -30,32 +29,6 @@ def _outcome() -> TrialOutcome:
     return TrialOutcome(
         key, "scored", score, score.reason, 12.5, 1, {"turns": 1}, {"tone": 4}, {"tone": "fine"}
     )
-
-
-def test_an_outcome_sent_from_a_worker_arrives_whole() -> None:
-    sent = _outcome()
-    got = pickle.loads(pickle.dumps(sent, protocol=pickle.HIGHEST_PROTOCOL))
-    assert (got.key, got.state, got.reason, got.verdict) == (
-        sent.key,
-        "scored",
-        sent.reason,
-        "fail",
-    )
-    assert (got.usage, got.metrics, got.metric_reasons) == (
-        sent.usage,
-        sent.metrics,
-        sent.metric_reasons,
-    )
-    assert got.score is not None and sent.score is not None
-    assert [m.result.status for m in got.score.checks] == [
-        m.result.status for m in sent.score.checks
-    ]
-    # what JSON has no type for (a path, a set) arrives as text, as trial.json stores it
-    assert got.score.checks[0].result.details == {"where": "out/report.md", "seen": [3]}
-    assert got.measures() == sent.measures() and got.measures_json == sent.measures_json
-    errored = TrialOutcome(TrialKey("default", "c", "s", 1), "error", None, "timed out", 1.0, 1)
-    back = pickle.loads(pickle.dumps(errored))
-    assert back.score is None and back.verdict == "error" and back.reason == "timed out"
 
 
 def test_trial_json_holds_the_outcome_and_the_run_record(tmp_path: Path) -> None:

@@ -6,37 +6,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sounding._deferred import DeferredModel
 from sounding.record import RunRecord
 
 if TYPE_CHECKING:
     from sounding.judge import Verdict, VerdictRequest
-
-
-M = TypeVar("M", bound=BaseModel)
-
-
-# BaseModel's slots, set through their own descriptors: what `object.__setattr__` ends in,
-# without its lookup and checks on every call (a large case file builds tens of thousands)
-_SET_DICT = BaseModel.__dict__["__dict__"].__set__
-_SET_FIELDS_SET = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
-_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-def trusted(cls: type[M], **values: Any) -> M:
-    """A model from values the program itself made and knows to be valid (every field given):
-    what `model_construct` does, without its per-call bookkeeping. Hot paths only."""
-    model = cls.__new__(cls)
-    _SET_DICT(model, values)
-    _SET_FIELDS_SET(model, set(values))
-    _SET_EXTRA(model, None)
-    _SET_PRIVATE(model, None)
-    return model
 
 
 class Status(StrEnum):
@@ -49,7 +26,7 @@ class Status(StrEnum):
     SKIPPED = "skipped"
 
 
-class CheckResult(DeferredModel):
+class CheckResult(BaseModel):
     """What one check found. `score` is in [0, 1]; it means nothing unless judged."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -65,20 +42,11 @@ class CheckResult(DeferredModel):
 
     @classmethod
     def passed(cls, reason: str = "", score: float = 1.0, **details: Any) -> CheckResult:
-        return cls._made(Status.PASSED, score, reason, details)
+        return cls(status=Status.PASSED, score=score, reason=reason, details=details)
 
     @classmethod
     def failed(cls, reason: str, score: float = 0.0, **details: Any) -> CheckResult:
-        return cls._made(Status.FAILED, score, reason, details)
-
-    @classmethod
-    def _made(
-        cls, status: Status, score: float, reason: str, details: dict[str, Any]
-    ) -> CheckResult:
-        """Validated only where a value could be wrong: a score given by the check."""
-        if score in (0.0, 1.0) and isinstance(reason, str):
-            return trusted(cls, status=status, score=score, reason=reason, details=details)
-        return cls(status=status, score=score, reason=reason, details=details)
+        return cls(status=Status.FAILED, score=score, reason=reason, details=details)
 
     @classmethod
     def verdict(cls, ok: bool, reason: str, **details: Any) -> CheckResult:
@@ -87,18 +55,18 @@ class CheckResult(DeferredModel):
 
     @classmethod
     def error(cls, reason: str, **details: Any) -> CheckResult:
-        return cls._made(Status.ERROR, 0.0, reason, details)
+        return cls(status=Status.ERROR, reason=reason, details=details)
 
     @classmethod
     def unjudged(cls, reason: str, **details: Any) -> CheckResult:
-        return cls._made(Status.UNJUDGED, 0.0, reason, details)
+        return cls(status=Status.UNJUDGED, reason=reason, details=details)
 
     @classmethod
     def skipped(cls, reason: str) -> CheckResult:
         return cls(status=Status.SKIPPED, reason=reason)
 
 
-class Params(DeferredModel):
+class Params(BaseModel):
     """Base of every check's parameters: unknown keys are refused when the suite loads."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

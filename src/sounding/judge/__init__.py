@@ -1,40 +1,18 @@
 """The LLM judge: configuration, the forced verdict tool, the client, and graders."""
 
-import typing as _typing
-
-from sounding._lazy import lazy_names as _lazy_names
-
-if _typing.TYPE_CHECKING:
-    from sounding.judge._cache import CACHE_SCHEMA
-    from sounding.judge._client import JudgeClient, Provenance, Verdict
-    from sounding.judge._config import ENV_BASE_URL, ENV_MODEL, KEY_ENV, JudgeConfig, preflight
-    from sounding.judge._errors import GraderError, JudgeError
-    from sounding.judge._graders import (
-        DEFAULT_GRADER_TIMEOUT,
-        GraderAnswer,
-        find_graders,
-        grader_name,
-        run_grader,
-    )
-    from sounding.judge._prompt import Rubric, VerdictRequest, judge_request
-    from sounding.judge._tool import TOOL_NAME, MetricType, VerdictTool, verdict_tool
-
-# each name, by the module that defines it: a run without a judge never loads the client
-_HOMES = {
-    "CACHE_SCHEMA": "_cache",
-    **dict.fromkeys(("JudgeClient", "Provenance", "Verdict"), "_client"),
-    **dict.fromkeys(
-        ("ENV_BASE_URL", "ENV_MODEL", "KEY_ENV", "JudgeConfig", "preflight"), "_config"
-    ),
-    **dict.fromkeys(("GraderError", "JudgeError"), "_errors"),
-    **dict.fromkeys(
-        ("DEFAULT_GRADER_TIMEOUT", "GraderAnswer", "find_graders", "grader_name", "run_grader"),
-        "_graders",
-    ),
-    **dict.fromkeys(("Rubric", "VerdictRequest", "judge_request"), "_prompt"),
-    **dict.fromkeys(("TOOL_NAME", "MetricType", "VerdictTool", "verdict_tool"), "_tool"),
-}
-__getattr__ = _lazy_names(__name__, _HOMES)
+from sounding.judge._cache import CACHE_SCHEMA
+from sounding.judge._client import JudgeClient, Provenance, Verdict
+from sounding.judge._config import ENV_BASE_URL, ENV_MODEL, KEY_ENV, JudgeConfig, preflight
+from sounding.judge._errors import GraderError, JudgeError
+from sounding.judge._graders import (
+    DEFAULT_GRADER_TIMEOUT,
+    GraderAnswer,
+    find_graders,
+    grader_name,
+    run_grader,
+)
+from sounding.judge._prompt import Rubric, VerdictRequest, judge_request
+from sounding.judge._tool import TOOL_NAME, MetricType, VerdictTool, verdict_tool
 
 __all__ = [
     "CACHE_SCHEMA",

@@ -6,9 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict
 
-from sounding._deferred import DeferredModel
 from sounding.judge._cache import VerdictCache
 from sounding.judge._config import JudgeConfig, api_key
 from sounding.judge._errors import JudgeError
@@ -17,7 +16,7 @@ from sounding.judge._providers import ANTHROPIC_MAX_TOKENS, Call, transport
 from sounding.judge._tool import Value, VerdictTool
 
 
-class Provenance(DeferredModel):
+class Provenance(BaseModel):
     """Who judged and how, recorded with every verdict; `digest` names the exact request."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -29,7 +28,7 @@ class Provenance(DeferredModel):
     digest: str
 
 
-class Verdict(DeferredModel):
+class Verdict(BaseModel):
     """The judge's answer: one value per declared metric. `cached` when read from disk."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

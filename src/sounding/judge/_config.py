@@ -7,9 +7,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sounding._deferred import DeferredModel
 from sounding.judge._errors import JudgeError
 
 Provider = Literal["openai", "anthropic"]
@@ -21,7 +20,7 @@ ENV_MODEL = "SOUNDING_JUDGE_MODEL"
 ENV_BASE_URL = "SOUNDING_JUDGE_BASE_URL"
 
 
-class JudgeConfig(DeferredModel):
+class JudgeConfig(BaseModel):
     """Which model judges, where it is served, and how it is asked.
 
     `base_url` points the `openai` provider at any OpenAI-compatible server (vLLM, Ollama,

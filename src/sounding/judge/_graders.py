@@ -25,9 +25,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict
 
-from sounding._deferred import DeferredModel
 from sounding.judge._errors import GraderError, JudgeError
 
 GRADERS_DIR = "checks"
@@ -41,7 +40,7 @@ _CONTRACT = 'True/False or {"pass": bool, "score": float in [0, 1]?, "why": str?
 _TAIL = 12
 
 
-class GraderAnswer(DeferredModel):
+class GraderAnswer(BaseModel):
     """What a grader decided. `score` is None when it gave none."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

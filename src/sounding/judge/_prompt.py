@@ -8,13 +8,12 @@ it cannot forge, and the judge is told to treat everything between them as data.
 
 from __future__ import annotations
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from sounding._deferred import DeferredModel
 from sounding.judge._tool import VerdictTool
 
 
-class Rubric(DeferredModel):
+class Rubric(BaseModel):
     """What passing and failing look like, shown to the judge (`rubric: {pass, fail}`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -23,7 +22,7 @@ class Rubric(DeferredModel):
     fail: str | None = Field(default=None, min_length=1)
 
 
-class VerdictRequest(DeferredModel):
+class VerdictRequest(BaseModel):
     """One question to the judge: instructions, material, the tool to answer with.
 
     `model` and `temperature` override the configured judge for this request only.

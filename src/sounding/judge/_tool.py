@@ -13,9 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from sounding._deferred import DeferredModel
 from sounding.judge._errors import JudgeError
 
 MetricType = Literal["bool", "number", "string"]
@@ -27,7 +26,7 @@ _METRIC_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _SNIPPET = 200
 
 
-class VerdictTool(DeferredModel):
+class VerdictTool(BaseModel):
     """The tool offered to the judge: a name, and one typed parameter per metric."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

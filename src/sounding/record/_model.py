@@ -6,16 +6,14 @@ import re
 from functools import cached_property
 from typing import Any, Final, Literal
 
-from pydantic import ConfigDict, Field
-
-from sounding._deferred import DeferredModel
+from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA: Final = "sounding.run/1"
 
 _ID_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:#@/-]*")
 
 
-class _Model(DeferredModel):
+class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
 
 

@@ -14,7 +14,6 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sounding._deferred import DeferredModel
 from sounding.record import SCHEMA as RECORD_SCHEMA
 from sounding.record import RunRecord
 from sounding.scoring import Interval, ScenarioResult, TrialScore, TrialVerdict, interval
@@ -36,7 +35,7 @@ class ResultsError(Exception):
     """A results folder (or one of its files) that cannot be read; says which and how to fix."""
 
 
-class _Stored(DeferredModel):
+class _Stored(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 

@@ -10,14 +10,12 @@ import difflib
 import itertools
 from dataclasses import dataclass, field
 
-from pydantic import ConfigDict, Field
-
-from sounding._deferred import DeferredModel
+from pydantic import BaseModel, ConfigDict, Field
 
 DEFAULT_CELL = "default"
 
 
-class Delta(DeferredModel):
+class Delta(BaseModel):
     """What a cell changes about the agent; anything else is refused at load."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -29,7 +27,7 @@ class Delta(DeferredModel):
     env: dict[str, str] = Field(default_factory=dict)
 
 
-class CellsConfig(DeferredModel):
+class CellsConfig(BaseModel):
     """`[cells]` in sounding.toml."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -13,7 +13,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from sounding._deferred import DeferredModel
 from sounding.runner._cells import Cell, CellError, CellsConfig, build_cells, reference_cell
 
 CONFIG_NAME = "sounding.toml"
@@ -23,7 +22,7 @@ class SuiteConfigError(ValueError):
     """`sounding.toml` is missing or wrong; the message says where and how to fix it."""
 
 
-class _Strict(DeferredModel):
+class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -35,7 +34,6 @@ class AgentConfig(_Strict):
     env: dict[str, str] = Field(default_factory=dict)
     attempts: int = Field(default=3, ge=1, le=20)
     model: str | None = None
-    processes: bool = True
 
     @model_validator(mode="after")
     def _one_kind(self) -> AgentConfig:

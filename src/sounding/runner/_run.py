@@ -10,15 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sounding._fork import can_fork
-from sounding._heap import collector_paused, long_lived
 from sounding.judge import JudgeError, preflight
 from sounding.runner._agent import RUNNING
 from sounding.runner._cells import Cell
 from sounding.runner._config import Suite, SuiteConfigError
 from sounding.runner._exit import ExitCode as ExitCode  # where commands import it
 from sounding.runner._measures import write_measures
-from sounding.runner._pool import ForkedPool, TrialPool
+from sounding.runner._pool import TrialPool
 from sounding.runner._trial import (
     Agent,
     TrialOutcome,
@@ -42,8 +40,6 @@ from sounding.store import (
 from sounding.validators import blinding_notes
 
 _STOP_GRACE = 10.0  # seconds for running trials to notice an interruption
-_FORK_FROM = 200  # trials of a callable agent from which worker processes pay for themselves
-Pool = TrialPool | ForkedPool
 
 
 class RunInterrupted(Exception):
@@ -132,24 +128,8 @@ def run_suite(
     on_note: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Plan, execute and aggregate a run. Finished trials of a resumed run never run again."""
-    with long_lived() as settle:
-        return _run_suite(suite, options, agent, settings_extra, on_trial, on_plan, on_note, settle)
-
-
-def _run_suite(
-    suite: Suite,
-    options: RunOptions,
-    agent: Agent,
-    settings_extra: dict[str, Any] | None,
-    on_trial: Progress | None,
-    on_plan: Callable[[int, int], None] | None,
-    on_note: Callable[[str], None] | None,
-    settle: Callable[[], None],
-) -> RunResult:
     layout, options = _layout(suite, options)
-    with collector_paused():  # until settled: see `collector_paused`
-        cases = load_cases(suite.case_files(options.cases), suite_dir=suite.root)
-        settle()
+    cases = load_cases(suite.case_files(options.cases), suite_dir=suite.root)
     settings = TrialSettings(agent=agent, suite_root=suite.root, **(settings_extra or {}))
     _require_judge(cases, settings)
     _check_judge_models(suite, cases, settings)
@@ -157,18 +137,16 @@ def _run_suite(
         for note in blinding_notes(cases, suite.cells):
             on_note(note)
     plans = _plan(suite, cases, options, layout)
-    settle()
     write_json(layout.run_file, _run_document(suite, options, layout, plans))
     pending = _unfinished(plans) if options.resume else plans  # a new run's folder is empty
     if on_plan:
         on_plan(len(plans), len(plans) - len(pending))
     try:
         parallel = options.parallel or os.cpu_count() or 1
-        ran = _execute(pending, settings, parallel, on_trial, settle)
+        ran = _execute(pending, settings, parallel, on_trial)
     except RunInterrupted as stop:
         raise RunInterrupted(stop.finished, layout.root) from None
     outcomes = [ran.get(p.key) or load_outcome(p.folder, p.key) for p in plans]
-    settle()
     lines = summarize(cases, plans, outcomes)
     write_json(layout.summary_file, summary_document(layout, lines))
     write_measures(layout.root / "measures.json", layout.run_id, outcomes)
@@ -288,38 +266,19 @@ def _execute(
     settings: TrialSettings,
     parallel: int,
     on_trial: Progress | None,
-    settle: Callable[[], None],
 ) -> dict[TrialKey, TrialOutcome]:
-    """Run the trials; every outcome is also on disk (trial.json) when this returns.
-
-    Each outcome stays to the end of the run: `settle` takes it out of the collector's
-    sight as it comes, or every collection would walk all of them again.
-    """
+    """Run the trials; every outcome is also on disk (trial.json) when this returns."""
     done: dict[TrialKey, TrialOutcome] = {}
     RUNNING.stopping.clear()
-    pool = _pool(plans, settings, parallel)
+    pool = TrialPool(plans, settings, parallel)
     try:
         for outcome in pool.outcomes():
             done[outcome.key] = _report(outcome, on_trial)
-            settle()
     except KeyboardInterrupt:
         RUNNING.stop_all()  # no new trial starts; running agents are killed, left unfinished
         pool.stop(_STOP_GRACE)
         raise RunInterrupted(len(done)) from None
     return done
-
-
-def _pool(plans: list[TrialPlan], settings: TrialSettings, parallel: int) -> Pool:
-    """Threads, or for many trials of a callable agent, forked processes (docs/runner.md)."""
-    forked = (
-        settings.agent.kind == "callable"
-        and settings.agent.processes
-        and settings.judge is None  # a judge keeps one client and one cache
-        and not any(plan.case.services for plan in plans)  # services keep connections
-        and parallel > 1
-        and can_fork(len(plans), _FORK_FROM)
-    )
-    return ForkedPool(plans, settings, parallel) if forked else TrialPool(plans, settings, parallel)
 
 
 def _report(outcome: TrialOutcome, on_trial: Progress | None) -> TrialOutcome:

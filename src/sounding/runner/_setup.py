@@ -62,13 +62,7 @@ def _agent(suite: Suite) -> Agent:
                 f"{suite.root / 'sounding.toml'}: agent.callable '{config.callable}' cannot be "
                 f"loaded: {exc}"
             ) from None
-        return Agent(
-            "callable",
-            function=function,
-            env=env,
-            attempts=config.attempts,
-            processes=config.processes,
-        )
+        return Agent("callable", function=function, env=env, attempts=config.attempts)
     argv = [arg.replace("{suite}", str(suite.root)) for arg in config.argv]
     if not argv:
         raise RunSetupError(f"{suite.root / 'sounding.toml'}: agent.command is empty")

@@ -36,7 +36,6 @@ class Agent:
     function: Any = None
     env: dict[str, str] = field(default_factory=dict)
     attempts: int = 3
-    processes: bool = True  # a callable's trials may run in forked worker processes
 
     def run(self, given: TurnInput, args: list[str]) -> AgentRun:
         if self.kind == "command":
@@ -130,30 +129,8 @@ class TrialOutcome:
 
     @cached_property
     def measures_json(self) -> str:
-        """`measures()` as JSON; a forked worker makes it where the trial ran."""
+        """`measures()` as JSON."""
         return json.dumps(self.measures(), ensure_ascii=False, default=str)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """How an outcome crosses from a worker process to the run: plain values, with the
-        score and the measures record as JSON, a fraction of what pickling models costs."""
-        place = (self.key.cell, self.key.case, self.key.scenario, self.key.trial)
-        rest: tuple[Any, ...] = (self.reason, self.duration_ms, self.attempts, self.usage)
-        rest += (self.metrics, self.metric_reasons, self.touched, self.artefacts)
-        return (_received, (place, self.state, self.score_json, self.measures_json, rest))
-
-
-def _received(
-    place: tuple[str, str, str, int],
-    state: str,
-    score: str,
-    measures_json: str,
-    rest: tuple[Any, ...],
-) -> TrialOutcome:
-    """An outcome as `TrialOutcome.__reduce__` sent it: its fields after the score in `rest`."""
-    parsed = None if score == "null" else TrialScore.model_validate_json(score)
-    outcome = TrialOutcome(TrialKey(*place), state, parsed, *rest)
-    outcome.__dict__["measures_json"] = measures_json
-    return outcome
 
 
 def _score_metrics(score: TrialScore) -> dict[str, Any]:

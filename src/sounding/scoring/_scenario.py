@@ -5,10 +5,8 @@ from __future__ import annotations
 from enum import StrEnum
 from math import comb
 
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict
 
-from sounding._deferred import DeferredModel
-from sounding.checks._base import trusted
 from sounding.scoring._trial import TrialScore, TrialVerdict, reaches
 
 
@@ -46,7 +44,7 @@ def _check(n: int, c: int, k: int) -> None:
         raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
 
 
-class ScenarioResult(DeferredModel):
+class ScenarioResult(BaseModel):
     """A scenario over its trials. Rates count judged trials only; errors stand apart."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -103,8 +101,7 @@ def aggregate(
     if errors and _verdict(n + errors, c) is not _verdict(n + errors, c + errors):
         verdict = ScenarioVerdict.ERROR
     gate = errors == 0 and _gate(aggregation, n, c, mean, threshold)
-    return trusted(  # every value made here: nothing to validate
-        ScenarioResult,
+    return ScenarioResult(
         trials=len(scores),
         passed=c,
         failed=n - c,

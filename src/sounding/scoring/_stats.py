@@ -14,9 +14,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 
-from pydantic import ConfigDict
-
-from sounding._deferred import DeferredModel
+from pydantic import BaseModel, ConfigDict
 
 DEFAULT_DRAWS = 10_000
 DEFAULT_LEVEL = 0.95
@@ -46,7 +44,7 @@ class Direction(StrEnum):
     REGRESSION = "regression"
 
 
-class Summary(DeferredModel):
+class Summary(BaseModel):
     """One metric over trials. `estimate` is the rate or the median; None when there is none."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -69,7 +67,7 @@ class Summary(DeferredModel):
         return f"diagnostic only: {self.note}" if self.note else "diagnostic only"
 
 
-class Interval(DeferredModel):
+class Interval(BaseModel):
     """A percentile bootstrap interval of a statistic, with what it takes to redraw it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -91,7 +89,7 @@ class Interval(DeferredModel):
         return f"{shown} ({self.level:.0%}, {self.draws:,} draws, seed {self.seed})"
 
 
-class Comparison(DeferredModel):
+class Comparison(BaseModel):
     """A candidate cell against a reference cell: the interval of candidate − reference.
 
     `state` is None when no verdict is given: for cost and latency (`measure_gap`), and for

@@ -5,11 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict
 
-from sounding._deferred import DeferredModel
 from sounding.checks import CheckResult, Status
-from sounding.checks._base import trusted
 
 _EPSILON = 1e-9
 
@@ -29,7 +27,7 @@ class TrialVerdict(StrEnum):
     ERROR = "error"
 
 
-class Measured(DeferredModel):
+class Measured(BaseModel):
     """One check as it stood in the case, with what it found."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -64,7 +62,7 @@ class Measured(DeferredModel):
         return f"{label}: {self.result.reason or self.result.status.value}"
 
 
-class TrialScore(DeferredModel):
+class TrialScore(BaseModel):
     """The verdict of one trial and how it was reached."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -116,8 +114,7 @@ def score_trial(items: list[Measured], threshold: float) -> TrialScore:
         verdict, reason = TrialVerdict.FAIL, _first_failure(failures, value, threshold)
     else:
         verdict, reason = TrialVerdict.PASS, ""
-    return trusted(  # every value made here, from measured items: nothing to validate
-        TrialScore,
+    return TrialScore(
         verdict=verdict,
         composite=value,
         threshold=threshold,

@@ -8,23 +8,9 @@
 See docs/services.md for how a case declares them.
 """
 
-import typing as _typing
-
-from sounding._lazy import lazy_names as _lazy_names
-
-if _typing.TYPE_CHECKING:
-    from sounding.services._base import ServiceError, ServiceSettings
-    from sounding.services._set import ServiceSet, load_service_evidence, start_services
-    from sounding.services._specs import validate_service_specs
-
-# each name, by the module that defines it: a run whose cases declare no service loads the
-# settings alone, not the services' modules
-_HOMES = {
-    **dict.fromkeys(("ServiceError", "ServiceSettings"), "_base"),
-    **dict.fromkeys(("ServiceSet", "load_service_evidence", "start_services"), "_set"),
-    "validate_service_specs": "_specs",
-}
-__getattr__ = _lazy_names(__name__, _HOMES)
+from sounding.services._base import ServiceError, ServiceSettings
+from sounding.services._set import ServiceSet, load_service_evidence, start_services
+from sounding.services._specs import validate_service_specs
 
 __all__ = [
     "ServiceError",

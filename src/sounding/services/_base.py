@@ -10,11 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict, Field
-
 # From the module, not the package: the `sql` check family imports our SQL helpers while
 # `sounding.checks` is still being imported, so its package namespace may not be filled yet.
-from sounding._deferred import DeferredModel
+from pydantic import BaseModel, ConfigDict, Field
+
 from sounding.checks._base import ServiceEvidence
 
 __all__ = [
@@ -49,7 +48,7 @@ class ServiceError(Exception):
         super().__init__(message)
 
 
-class ServiceSettings(DeferredModel):
+class ServiceSettings(BaseModel):
     """How services run on this machine: the parts a suite file cannot know.
 
     `servers` maps a service name, or `"sql"` for every sql service, to a server URL
@@ -71,7 +70,7 @@ class ServiceSettings(DeferredModel):
         return self.model_copy(update={"servers": {**self.servers, "sql": server}})
 
 
-class SpecModel(DeferredModel):
+class SpecModel(BaseModel):
     """Base of a service declaration: unknown keys are refused, like check params."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -12,16 +12,15 @@ import fnmatch
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from sounding._deferred import DeferredModel
 from sounding.services._base import SpecModel, StartContext
 
 if TYPE_CHECKING:
     from sounding.services._http_server import HttpMockService
 
 
-class Reply(DeferredModel):
+class Reply(BaseModel):
     """What the mock answers: a status, a JSON value (`json:`) or a text `body:`, headers."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)

@@ -18,9 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from sounding._deferred import DeferredModel
 from sounding.services._base import (
     RunningService,
     ServiceError,
@@ -38,7 +37,7 @@ STOP_GRACE = 3.0
 _PROBE_INTERVAL = 0.05
 
 
-class WaitFor(DeferredModel):
+class WaitFor(BaseModel):
     """The readiness probe: exactly one of a TCP connect, an HTTP GET, or a command."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

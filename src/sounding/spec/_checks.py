@@ -18,7 +18,6 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from sounding.checks import CheckType, Params, Registry, Role, UnknownCheckError
-from sounding.checks._base import trusted
 from sounding.spec._errors import KeyPath, Locator, Problem
 from sounding.spec._guards import path_refusal
 from sounding.spec._messages import validation_problems
@@ -157,9 +156,7 @@ class CheckResolver:
                 self._check_metric(params, key, shorthand)
         self.used.add(name)
         line = self.locator.line(key)
-        spec = trusted(CheckSpec, type=name, params=params, role=role, line=line)
-        spec.__dict__["check_type"] = check_type  # its cached property, known already
-        return spec
+        return CheckSpec(type=name, params=params, role=role, line=line, check_type=check_type)
 
     def _lookup(self, name: str, role: Role, key: KeyPath) -> CheckType[Any] | None:
         """The registry's check type or rule of `name`, kept for the rest of the file."""

@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from sounding._heap import collector_paused
 from sounding.checks import Registry
 from sounding.checks import registry as default_registry
 from sounding.spec._errors import KeyPath, Locator, Problem, SpecError
@@ -51,18 +50,7 @@ def load_case(
     if reader is None:
         message = "is not a case file: name it *.yaml, *.yml or *.toml"
         raise SpecError([Problem(file, None, "", message)])
-    text = _read(path)
-    with collector_paused():
-        return _parsed(reader, text, path, suite_dir, registry)
-
-
-def _parsed(
-    reader: Reader, text: str, path: Path, suite_dir: Path | None, registry: Registry | None
-) -> Case:
-    """The case in `text`; what it was built from is freed on return, before the cycle
-    collector resumes, so that collector never walks what the case no longer holds."""
-    file = str(path)
-    data, lines = reader(text, file)
+    data, lines = reader(_read(path), file)
     return resolve_data(
         data,
         Locator(file, lines),

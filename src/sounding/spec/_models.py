@@ -7,20 +7,18 @@ user input.
 
 from __future__ import annotations
 
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict, Field, SerializationInfo, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, field_serializer
 
-from sounding._deferred import DeferredModel
-from sounding.checks import CheckType, Params, registry
+from sounding.checks import CheckType, Params
 from sounding.checks import Role as CheckRole
 from sounding.scoring import Aggregation
 from sounding.spec._validators import ValidatorSpec
 
 
-class _Frozen(DeferredModel):
+class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
 
@@ -31,10 +29,7 @@ class CheckSpec(_Frozen):
     params: Params
     role: CheckRole = CheckRole.CHECK
     line: int | None = None
-
-    @cached_property
-    def check_type(self) -> CheckType[Any]:
-        return registry.get(self.type, self.role)
+    check_type: CheckType[Any] = Field(exclude=True, repr=False)
 
     @field_serializer("params")
     def _dump_params(self, params: Params, info: SerializationInfo) -> dict[str, Any]:

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from sounding._deferred import DeferredModel
 from sounding.scoring import Aggregation
 from sounding.spec._duration import parse_duration
 
@@ -29,7 +28,7 @@ Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0.0)]
 Texts = Annotated[list[str], BeforeValidator(_one_or_many)]
 
 
-class _Raw(DeferredModel):
+class _Raw(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -62,7 +61,7 @@ class RawInvariant(_Raw):
     check: dict[str, Any]
 
 
-class RawService(DeferredModel):
+class RawService(BaseModel):
     """A service is kept as written for the services layer; only its name and type are read."""
 
     model_config = ConfigDict(extra="allow", frozen=True)

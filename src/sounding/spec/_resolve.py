@@ -16,7 +16,6 @@ from typing import Any, NamedTuple, TypeVar
 from pydantic import ValidationError
 
 from sounding.checks import Registry
-from sounding.checks._base import trusted
 from sounding.judge import GraderError, find_graders
 from sounding.spec._checks import CheckResolver
 from sounding.spec._errors import (
@@ -115,10 +114,7 @@ class _Shared:
 
 def _numbered(kind: str, specs: list[CheckSpec], start: int) -> list[Assertion]:
     """`expect[2] tool_called`: numbered within the scenario, the case's entries first."""
-    return [
-        trusted(Assertion, name=f"{kind}[{i}] {s.type}", check=s)
-        for i, s in enumerate(specs, start)
-    ]
+    return [Assertion(name=f"{kind}[{i}] {s.type}", check=s) for i, s in enumerate(specs, start)]
 
 
 class _CaseResolver:
@@ -278,7 +274,7 @@ class _CaseResolver:
         for name, params in rules.items():
             spec = self.checks.rule(name, params, (*base, "forbidden", name))
             if spec is not None:
-                found[name] = trusted(Assertion, name=f"forbidden {name}", check=spec)
+                found[name] = Assertion(name=f"forbidden {name}", check=spec)
         return found
 
     def _check_workspace(self, workspace: RawWorkspace, key: KeyPath) -> None:
@@ -321,8 +317,7 @@ class _CaseResolver:
         # every value is validated already (by `RawScenario` or here): built as is, every
         # field given in the model's order, each list and mapping the scenario's own (the
         # raw model's are: pydantic made them, and the raw case is dropped after loading)
-        return trusted(
-            Scenario,
+        return Scenario(
             id=raw.id,
             user=self._turns(raw, base),
             trials=trials,

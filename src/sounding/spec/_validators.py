@@ -16,9 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sounding._deferred import DeferredModel
 from sounding.spec._errors import KeyPath, Locator, Problem
 from sounding.spec._guards import command_refusal, path_refusal
 from sounding.spec._messages import validation_problems
@@ -48,7 +47,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
 }
 
 
-class RawValidator(DeferredModel):
+class RawValidator(BaseModel):
     """One entry of `validators:` as written."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -64,7 +63,7 @@ class RawValidator(DeferredModel):
     types: dict[str, MetricKind] | None = None
 
 
-class ValidatorSpec(DeferredModel):
+class ValidatorSpec(BaseModel):
     """A validator of a case, resolved: its name is unique in the case and names its files.
 
     `command` is the argv as written (a string already split); its first word is a path

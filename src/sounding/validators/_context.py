@@ -12,9 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from sounding._deferred import DeferredModel
 from sounding.checks import Evidence
 from sounding.spec import Case, Scenario
 from sounding.store import write_json, write_text
@@ -48,7 +47,7 @@ class FinishedTrial:
     record: str | None = None  # the run record as stored (JSON, secrets replaced)
 
 
-class Reference(DeferredModel):
+class Reference(BaseModel):
     """The pinned side: the tag or commit (None for a fixture folder) and its tree."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
@@ -57,7 +56,7 @@ class Reference(DeferredModel):
     checkout: str | None = None
 
 
-class ContextDocument(DeferredModel):
+class ContextDocument(BaseModel):
     """`validation/context.json` (schema `sounding.validation-context/1`), field by field.
 
     `test_command` is absent when the scenario declares none: that is a different fact from
