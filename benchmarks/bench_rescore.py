@@ -47,7 +47,7 @@ SCORE_CODES = (0, 1)  # 1: some trials failed, as one in ten should
 
 def drive(run_dir: Path) -> dict[str, Any]:
     """In this (child) process: the time of `rescore_run` alone, and of loading the cases."""
-    from sounding.rescore import rescore_run
+    from sounding.runner import rescore_run
     from sounding.spec import load_cases
 
     started = time.perf_counter()
@@ -57,7 +57,11 @@ def drive(run_dir: Path) -> dict[str, Any]:
     started = time.perf_counter()
     load_cases(suite / "cases", suite_dir=suite)
     loading = time.perf_counter() - started
-    return {"seconds": seconds, "load_cases": loading, "verdicts": dict(found.verdicts)}
+    return {
+        "seconds": seconds,
+        "load_cases": loading,
+        "verdicts": {v.value: n for v, n in found.verdicts.items()},
+    }
 
 
 def stored_run(suite: Path, trials_each: int = 1) -> Path:

@@ -63,7 +63,7 @@ def test_rescoring_applies_todays_case_file_and_names_what_flipped(
 
 def test_a_folder_that_is_not_a_run_is_a_usage_error(tmp_path: Path, sounding: Any) -> None:
     done = sounding("score", str(tmp_path))
-    assert done.returncode == 2 and "not a results folder" in done.stderr
+    assert done.returncode == 2 and "not the folder of a run" in done.stderr
 
 
 def test_a_run_an_older_sounding_wrote_is_rescored_alike(

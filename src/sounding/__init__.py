@@ -5,7 +5,6 @@ scenario, and aggregate trials into pass@k, pass^k and a verdict. The command li
 (`sounding run`, `score`, `validate`, `report`, `compare`) is built on these names.
 """
 
-from sounding._measure import measure_trial
 from sounding.checks import CheckContext, CheckResult, Evidence, Params, Status, registry
 from sounding.record import RecordError, RunRecord, Trace, load_record
 from sounding.scoring import (
@@ -14,6 +13,7 @@ from sounding.scoring import (
     TrialScore,
     TrialVerdict,
     aggregate,
+    measure_trial,
     pass_at_k,
     pass_hat_k,
 )

@@ -7,6 +7,7 @@ still sees that it leaked.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 
@@ -49,3 +50,11 @@ def redact(text: str, secrets: Mapping[str, str]) -> str:
         if value in text:
             text = text.replace(value, marker(name))
     return text
+
+
+def redact_json(text: str, secrets: Mapping[str, str]) -> str:
+    """`redact` for JSON text: a value is found as JSON writes it inside a string (its quotes,
+    backslashes and control characters escaped)."""
+    return redact(
+        text, {name: json.dumps(value, ensure_ascii=False)[1:-1] for name, value in secrets.items()}
+    )

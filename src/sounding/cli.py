@@ -1,36 +1,27 @@
-"""The command line: parses, calls, prints. Exit codes are in `ExitCode`."""
+"""The command line: parses, calls, prints. Exit codes are `sounding._exit.ExitCode`.
+
+Each command imports what it uses when it runs, so `sounding --help` loads click alone.
+"""
 
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from sounding._measure import measure_trial
-from sounding.checks import Evidence
-from sounding.record import RecordError, load_record
-from sounding.runner._exit import ExitCode
-from sounding.scoring import TrialScore
-from sounding.spec import Case, Scenario, SpecError, load_case, load_cases
+from sounding._exit import ExitCode
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-SCORE_SCHEMA = "sounding.score/1"
-STATUS_STYLE = {
-    "passed": "green",
-    "failed": "red",
-    "error": "magenta",
-    "unjudged": "yellow",
-    "skipped": "dim",
-}
+    from sounding.spec import Case, Scenario
 
 
 def _console(stderr: bool = False) -> Console:
-    from rich.console import Console  # rich loads when a command prints, not at start-up
+    from rich.console import Console
 
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
@@ -63,13 +54,16 @@ def main() -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 def validate(paths: tuple[Path, ...]) -> None:
     """Check case files (or every case of a suite folder) without running or scoring."""
+    from sounding.runner import suite_of
+    from sounding.spec import SpecError, load_cases
+
     cases: list[Case] = []
     for path in paths:
         files = _case_files(path)
         if not files:
             _usage_error(f"no case files (*.yaml, *.yml, *.toml) under {path}")
         try:  # inside a suite, fixtures, seeds and graders are checked to exist as well
-            cases.extend(load_cases(files, suite_dir=_suite_dir(files[0])))
+            cases.extend(load_cases(files, suite_dir=suite_of(files[0])))
         except SpecError as exc:
             _usage_error(str(exc))
     scenarios = sum(len(case.scenarios) for case in cases)
@@ -77,10 +71,11 @@ def validate(paths: tuple[Path, ...]) -> None:
 
 
 def _case_files(path: Path) -> list[Path]:
+    from sounding.spec import case_files
+
     if path.is_file():
         return [path]
-    folder = path / "cases" if (path / "cases").is_dir() else path
-    return sorted(p for p in folder.glob("*") if p.suffix in (".yaml", ".yml", ".toml"))
+    return case_files(path / "cases" if (path / "cases").is_dir() else path)
 
 
 @main.command()
@@ -89,7 +84,7 @@ def _case_files(path: Path) -> list[Path]:
     "--record",
     "record_path",
     type=click.Path(exists=True, path_type=Path),
-    help="The run record: a JSONL trace, OpenAI or Anthropic messages, OTLP/JSON, a record.",
+    help="The run record: a JSONL trace, OpenAI or Anthropic messages, OTLP/JSON, a trial.json.",
 )
 @click.option(
     "--format",
@@ -119,32 +114,39 @@ def score(
     rejudge: bool,
 ) -> None:
     """Score a record against a case file (TARGET is a case file), or re-score a stored run
-    (TARGET is a results folder) by today's case files without running anything."""
-    if target.is_dir():
-        from sounding.rescore import rescore_command
+    (TARGET is a results folder) by today's case files without running anything.
 
-        raise SystemExit(rescore_command(target, as_json=as_json, rejudge=rejudge))
+    The suite's judge (`[judge]` of the sounding.toml above the case file) judges."""
+    if target.is_dir():
+        raise SystemExit(_rescore(target, as_json=as_json, rejudge=rejudge))
+    from sounding.record import RecordError
+    from sounding.report._score import print_score, score_document
+    from sounding.runner import RunSetupError, SuiteConfigError, score_record
+    from sounding.spec import SpecError, load_case
+    from sounding.store import ResultsError
+
     if record_path is None:
         _usage_error("score CASE_FILE needs --record RECORD (the run record to score)")
     try:
         case = load_case(target)
         scenario = _pick_scenario(case, scenario_id)
-        record = load_record(record_path, format=record_format, trace_id=trace_id)
-    except (SpecError, RecordError) as exc:
+        result = score_record(
+            target,
+            scenario,
+            record_path,
+            record_format=record_format,
+            trace_id=trace_id,
+            workspace=workspace,
+            rejudge=rejudge,
+        )
+    except (SpecError, RecordError, ResultsError, SuiteConfigError, RunSetupError) as exc:
         _usage_error(str(exc))
-    evidence = Evidence(record=record, workspace=workspace, scenario_id=scenario.id)
-    result = measure_trial(scenario, evidence, suite_dir=_suite_dir(target))
     if as_json:
         click.echo(json.dumps(score_document(case, scenario, result), indent=1))
     else:
-        _print_score(case, scenario, result)
-    raise SystemExit(_score_exit(result))
-
-
-def _suite_dir(case_file: Path) -> Path:
-    """The suite a case file belongs to: the folder above `cases/`, or its own folder."""
-    parent = case_file.resolve().parent
-    return parent.parent if parent.name == "cases" else parent
+        print_score(_console(), case, scenario, result)
+    codes = {"pass": ExitCode.PASS, "fail": ExitCode.FAIL}
+    raise SystemExit(codes.get(result.verdict.value, ExitCode.ERROR))
 
 
 def _pick_scenario(case: Case, scenario_id: str | None) -> Scenario:
@@ -161,42 +163,25 @@ def _pick_scenario(case: Case, scenario_id: str | None) -> Scenario:
     )
 
 
-def _score_exit(result: TrialScore) -> int:
-    return {"pass": ExitCode.PASS, "fail": ExitCode.FAIL}.get(result.verdict.value, ExitCode.ERROR)
+def _rescore(run_dir: Path, *, as_json: bool, rejudge: bool) -> ExitCode:
+    from sounding.runner import RunSetupError, SuiteConfigError, judge_for_run, rescore_run
+    from sounding.scoring import TrialVerdict
+    from sounding.spec import SpecError
+    from sounding.store import ResultsError
 
-
-def score_document(case: Case, scenario: Scenario, result: TrialScore) -> dict[str, Any]:
-    """The `--json` form of a scored record (schema sounding.score/1)."""
-    return {
-        "schema": SCORE_SCHEMA,
-        "case": str(case.path),
-        "scenario": scenario.id,
-        "verdict": result.verdict.value,
-        "composite": result.composite,
-        "threshold": result.threshold,
-        "reason": result.reason,
-        "checks": [{**m.summary(), "details": m.result.details} for m in result.checks],
-    }
-
-
-def _print_score(case: Case, scenario: Scenario, result: TrialScore) -> None:
-    console = _console()
-    console.print(f"{_escape(case.name)}/{_escape(scenario.id)}")
-    for m in result.checks:
-        status = m.result.status.value
-        label = "LEAD" if m.kind.value == "lead" and status == "failed" else status.upper()
-        style = "yellow" if label == "LEAD" else STATUS_STYLE[status]
-        console.print(
-            f"  [{style}]{label:<8}[/] {_escape(m.name):<40} {m.result.score:.2f}  "
-            f"{_escape(m.result.reason)}"
-        )
-    shown = "—" if result.composite is None else f"{result.composite:.2f}"
-    style = {"pass": "green", "fail": "red"}.get(result.verdict.value, "magenta")
-    reason = f"  {_escape(result.reason)}" if result.reason else ""
-    console.print(
-        f"[{style}]{result.verdict.value.upper()}[/] composite {shown} "
-        f"(threshold {result.threshold:.2f}){reason}"
-    )
+    try:
+        found = rescore_run(run_dir, judge=judge_for_run(run_dir, rejudge=rejudge))
+    except (ResultsError, SpecError, SuiteConfigError, RunSetupError) as exc:
+        _usage_error(str(exc))
+    if as_json:
+        click.echo(json.dumps(found.document(), indent=1))
+    else:
+        for change in found.changes:
+            click.echo(f"{change.label}: {change.before} → {change.after}  ({change.check})")
+        click.echo(f"re-scored {found.trials} trials: {len(found.changes)} verdicts changed")
+    if found.verdicts[TrialVerdict.ERROR]:
+        return ExitCode.ERROR
+    return ExitCode.FAIL if found.verdicts[TrialVerdict.FAIL] else ExitCode.PASS
 
 
 @main.command()
@@ -206,7 +191,11 @@ def _print_score(case: Case, scenario: Scenario, result: TrialScore) -> None:
 @click.option(
     "--trials", type=click.IntRange(min=1), help="Trials per scenario, for every scenario."
 )
-@click.option("--parallel", type=click.IntRange(min=1), help="Trials at once (default: cores).")
+@click.option(
+    "--parallel",
+    type=click.IntRange(min=1),
+    help="Trials at once (default: [defaults] parallel, else the cores).",
+)
 @click.option("--resume", "resume", metavar="RUN_ID", help="Finish an interrupted run.")
 @click.option("--keep", is_flag=True, help="Keep server databases after each trial.")
 def run(
@@ -220,10 +209,18 @@ def run(
 ) -> None:
     """Run every scenario of SUITE_DIR (or the named CASES) several times and give verdicts."""
     from sounding.report._terminal import TrialProgress, print_summary
-    from sounding.runner._config import SuiteConfigError, load_suite
-    from sounding.runner._run import RunInterrupted, RunOptions, run_suite
-    from sounding.runner._setup import RunSetupError, prepare_run
-    from sounding.runner._workspace import WorkspaceError
+    from sounding.runner import (
+        RunInterrupted,
+        RunOptions,
+        RunSetupError,
+        SuiteConfigError,
+        WorkspaceError,
+        load_suite,
+        prepare_run,
+        run_suite,
+    )
+    from sounding.spec import SpecError
+    from sounding.store import ResultsError
 
     options = RunOptions(list(cases), list(scenarios), trials, parallel, resume, keep)
     started = time.monotonic()
@@ -241,7 +238,7 @@ def run(
                 on_note=lambda note: _console(stderr=True).print(f"[yellow]![/] {_escape(note)}"),
                 on_plan=progress.planned,
             )
-    except (SuiteConfigError, SpecError, RunSetupError, WorkspaceError) as exc:
+    except (SuiteConfigError, SpecError, RunSetupError, WorkspaceError, ResultsError) as exc:
         _usage_error(str(exc))
     except RunInterrupted as stop:
         where = stop.root.name if stop.root else "RUN_ID"
@@ -251,7 +248,7 @@ def run(
             f"sounding run {_escape(str(suite_dir))} --resume {_escape(where)}"
         )
         raise SystemExit(ExitCode.INTERRUPTED) from None
-    print_summary(_console(), result.lines, result.layout.root, time.monotonic() - started)
+    print_summary(_console(), result.summary, result.layout.root, time.monotonic() - started)
     if len(suite.cells) > 1:
         _print_cells(result.layout.root)
     raise SystemExit(result.exit_code)
@@ -260,8 +257,9 @@ def run(
 def _print_cells(run_dir: Path) -> None:
     """For a run of several cells: the pass-rate gaps against the reference that hold."""
     from sounding.report._cells import cells_report
+    from sounding.store import load_results
 
-    report = cells_report(run_dir, metrics=["passed"])
+    report = cells_report(load_results(run_dir), metrics=["passed"])
     if report is not None:
         click.echo("\n".join(["", *report.lines()]))
 
@@ -270,7 +268,7 @@ def _print_cells(run_dir: Path) -> None:
 @click.argument("directory", default="evals", type=click.Path(file_okay=False, path_type=Path))
 def init(directory: Path) -> None:
     """Scaffold a suite in DIRECTORY (default: evals) that runs green at once."""
-    from sounding.runner._scaffold import ScaffoldError, scaffold
+    from sounding.runner import ScaffoldError, scaffold
 
     try:
         written = scaffold(directory)

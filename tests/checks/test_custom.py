@@ -15,11 +15,11 @@ from sounding.checks import (
     CheckContext,
     CheckResult,
     Evidence,
-    ServiceEvidence,
     Status,
     registry,
 )
 from sounding.record import RunRecord, ToolCall
+from sounding.services import ServiceEvidence
 
 
 @pytest.fixture

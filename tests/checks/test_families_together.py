@@ -7,10 +7,9 @@ from typing import Any
 
 import pytest
 
-from sounding._measure import measure_trial
 from sounding.checks import Evidence, Role, Status, registry
 from sounding.record import RunRecord, ToolCall
-from sounding.scoring import TrialVerdict
+from sounding.scoring import TrialVerdict, measure_trial
 from sounding.spec import Assertion, CheckSpec, Invariant, Scenario, Scoring
 
 

@@ -9,9 +9,9 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from sounding.checks import CheckContext, CheckResult, Evidence, ServiceEvidence, Status, registry
+from sounding.checks import CheckContext, CheckResult, Evidence, Status, registry
 from sounding.record import RunRecord
-from sounding.services import start_services
+from sounding.services import ServiceEvidence, start_services
 
 
 def request(method: str, path: str, body: str = "", **extra: Any) -> dict[str, Any]:

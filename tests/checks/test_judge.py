@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from sounding.checks import CheckContext, CheckResult, Evidence, ServiceEvidence, Status, registry
+from sounding.checks import CheckContext, CheckResult, Evidence, Status, registry
 from sounding.judge import JudgeClient, JudgeConfig
 from sounding.record import RunRecord
+from sounding.services import ServiceEvidence
 
 ANSWER = "Your refund of $40 for order 7 is on its way. Sorry for the wait."
 

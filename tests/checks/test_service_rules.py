@@ -15,12 +15,11 @@ from sounding.checks import (
     CheckResult,
     Evidence,
     Role,
-    ServiceEvidence,
     Status,
     registry,
 )
 from sounding.record import RunRecord
-from sounding.services import ServiceSet, ServiceSettings, start_services
+from sounding.services import ServiceEvidence, ServiceSet, ServiceSettings, start_services
 
 SEED = """\
 CREATE TABLE users (id INTEGER PRIMARY KEY, name VARCHAR(20));

@@ -10,9 +10,9 @@ import pytest
 import sqlalchemy as sa
 from pydantic import ValidationError
 
-from sounding.checks import CheckContext, CheckResult, Evidence, ServiceEvidence, Status, registry
+from sounding.checks import CheckContext, CheckResult, Evidence, Status, registry
 from sounding.record import RunRecord
-from sounding.services import ServiceSet, ServiceSettings, start_services
+from sounding.services import ServiceEvidence, ServiceSet, ServiceSettings, start_services
 
 SEED = """\
 CREATE TABLE customers (id INTEGER PRIMARY KEY, email VARCHAR(60), balance DECIMAL(10, 2),

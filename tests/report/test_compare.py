@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from sounding.report import COMPARE_SCHEMA, ResultsError, compare_command, compare_runs
+from sounding.report import COMPARE_SCHEMA, compare_command, compare_runs
+from sounding.store import ResultsError
 
 
 def test_a_planted_regression_is_established_and_exits_1(

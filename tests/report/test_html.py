@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from sounding.report import html_report, load_results, trial_id
+from sounding.report import html_report, trial_id
+from sounding.store import load_results
 
 WRONG_REASON = (
     "expect[0] final_answer_contains: the answer does not contain '<script>alert(1)</script>'"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sounding.report import REPORT_SCHEMA, json_report, load_results
+from sounding.report import REPORT_SCHEMA, json_report
+from sounding.store import load_results
 
 
 def test_the_report_holds_the_run_totals_and_scenarios(mixed_run: Path) -> None:

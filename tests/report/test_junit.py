@@ -6,7 +6,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from sounding.report import junit_report, load_results
+from sounding.report import junit_report
+from sounding.store import load_results
 
 
 def _cases(document: str) -> dict[str, ET.Element]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sounding.report import load_results, markdown_report
+from sounding.report import markdown_report
+from sounding.store import load_results
 
 
 def test_a_totals_line_a_table_and_folded_failures(mixed_run: Path) -> None:

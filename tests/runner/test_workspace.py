@@ -46,7 +46,7 @@ def test_each_trial_starts_from_the_fixture_and_reports_what_it_touched(suite: A
         folder = run / f"trials/default/edit/fix#{n}"
         changes = json.loads((folder / "trial.json").read_text())
         assert changes["touched"] == ["__pycache__/app.pyc", "old.txt", "src/app.py"]
-        assert changes["artefacts"] == ["__pycache__/app.pyc"]
+        assert changes["byproducts"] == ["__pycache__/app.pyc"]
         diff = (folder / "diff.patch").read_text()
         assert "-print('broken')" in diff and "+print('fixed')" in diff
         assert "Binary files a/__pycache__/app.pyc" in diff

@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sounding.scoring import (
-    Aggregation,
     ScenarioVerdict,
     TrialScore,
     TrialVerdict,
@@ -17,6 +16,7 @@ from sounding.scoring import (
     pass_at_k,
     pass_hat_k,
 )
+from sounding.spec import Aggregation
 
 
 def trials(*verdicts: str, composite: float | None = None) -> list[TrialScore]:

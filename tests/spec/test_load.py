@@ -10,8 +10,15 @@ from typing import Any
 import pytest
 
 from sounding.checks import Registry, Role
-from sounding.scoring import Aggregation
-from sounding.spec import Case, Scenario, SpecError, load_case, load_cases, resolve_case
+from sounding.spec import (
+    Aggregation,
+    Case,
+    Scenario,
+    SpecError,
+    load_case,
+    load_cases,
+    resolve_case,
+)
 
 Load = Callable[[str, str], Case]
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Callable
 
-from sounding.scoring import Aggregation
-from sounding.spec import Case
+from sounding.spec import Aggregation, Case
 
 Load = Callable[[str, str], Case]
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from sounding.checks import Evidence
 from sounding.record import RunRecord
+from sounding.store import Trial
 from sounding.validators import Validation, run_validators
 
 Bench = Any  # the `bench` fixture of conftest.py
@@ -105,12 +106,17 @@ def test_the_metrics_reach_the_checks_through_the_evidence() -> None:
 
 
 def test_a_stored_trial_gives_its_metrics_back_for_re_scoring() -> None:
-    stored = {
-        "metrics": {"in_scope": False, "tests": None},
-        "metric_reasons": {"in_scope": "also touched a.py", "tests": "no suite declared"},
-    }
+    stored = Trial(
+        cell="default",
+        case="c",
+        scenario="s",
+        trial=1,
+        metrics={"in_scope": False, "tests": None},
+        metric_reasons={"in_scope": "also touched a.py", "tests": "no suite declared"},
+    )
     found = Validation.from_trial(stored)
     assert dict(found.metrics) == {"in_scope": False, "tests": None}
     assert dict(found.unjudged) == {"tests": "no suite declared"}
     assert found.reasons["in_scope"] == "also touched a.py" and found.valid
-    assert Validation.from_trial({}) == Validation()
+    bare = Trial(cell="default", case="c", scenario="s", trial=1)
+    assert Validation.from_trial(bare) == Validation()

@@ -20,7 +20,6 @@ from sounding.checks._base import (
     Judge,
     NoParams,
     Params,
-    ServiceEvidence,
     Status,
 )
 from sounding.checks._registry import CheckType, Registry, Role, UnknownCheckError, registry
@@ -35,7 +34,6 @@ __all__ = [
     "Params",
     "Registry",
     "Role",
-    "ServiceEvidence",
     "Status",
     "UnknownCheckError",
     "registry",

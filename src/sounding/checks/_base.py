@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from sounding.record import RunRecord
+from sounding.services import ServiceEvidence
 
 if TYPE_CHECKING:
     from sounding.judge import Verdict, VerdictRequest
@@ -74,20 +75,6 @@ class Params(BaseModel):
 
 class NoParams(Params):
     """For checks that take nothing (`no_error: true`)."""
-
-
-@dataclass(frozen=True)
-class ServiceEvidence:
-    """What a service left for the checks: how to reach it now, and what it recorded.
-
-    `url` is None when the service is gone (a server database dropped after the run);
-    checks that need it then report `unjudged`, never `failed`.
-    """
-
-    name: str
-    type: str
-    url: str | None = None
-    details: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

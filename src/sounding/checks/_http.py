@@ -23,8 +23,9 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from sounding.checks._base import CheckContext, CheckResult, Params, ServiceEvidence
+from sounding.checks._base import CheckContext, CheckResult, Params
 from sounding.checks._registry import registry
+from sounding.services import ServiceEvidence
 
 FAMILY = "http"
 

@@ -12,8 +12,9 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
-from sounding.checks._base import CheckContext, CheckResult, Params, ServiceEvidence
+from sounding.checks._base import CheckContext, CheckResult, Params
 from sounding.checks._registry import Role, registry
+from sounding.services import ServiceEvidence
 
 FAMILY = "forbidden"
 

@@ -14,8 +14,9 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from sounding.checks._base import CheckContext, CheckResult, Params, ServiceEvidence
+from sounding.checks._base import CheckContext, CheckResult, Params
 from sounding.checks._registry import registry
+from sounding.services import ServiceEvidence
 
 if TYPE_CHECKING:  # SQLAlchemy, sqlite3 and the sql service load when a sql check runs
     import sqlite3

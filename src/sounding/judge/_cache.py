@@ -36,7 +36,7 @@ class VerdictCache:
         return entry if entry.get("digest") == digest else None
 
     def put(self, digest: str, entry: dict[str, Any]) -> None:
-        from sounding.store import write_json  # with the first verdict kept, not at start-up
+        from sounding._files import write_json
 
         self.folder.mkdir(parents=True, exist_ok=True)
         write_json(self.path(digest), {"schema": CACHE_SCHEMA, "digest": digest, **entry})

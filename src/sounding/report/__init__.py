@@ -12,34 +12,18 @@ from sounding.report._compare import (
 from sounding.report._html import html_report, trial_id
 from sounding.report._json import REPORT_SCHEMA, json_report, report_document
 from sounding.report._junit import junit_report
-from sounding.report._load import (
-    Results,
-    ResultsError,
-    RunSummary,
-    ScenarioSummary,
-    ScenarioTrials,
-    StoredTrial,
-    load_results,
-)
 from sounding.report._markdown import markdown_report
 
 __all__ = [
     "COMPARE_SCHEMA",
     "REPORT_SCHEMA",
     "Gap",
-    "Results",
-    "ResultsError",
     "RunComparison",
-    "RunSummary",
-    "ScenarioSummary",
-    "ScenarioTrials",
-    "StoredTrial",
     "compare_command",
     "compare_runs",
     "html_report",
     "json_report",
     "junit_report",
-    "load_results",
     "markdown_report",
     "print_comparison",
     "report_command",

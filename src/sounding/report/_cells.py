@@ -10,16 +10,16 @@ holds an invalid trial; the reason is given instead.
 from __future__ import annotations
 
 import html
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from sounding.scoring import Comparison, Statistic, compare, measure_gap, publishable, summarize
-from sounding.store import read_json
+from sounding.store import Results, Trial
 
 CELLS_SCHEMA = "sounding.cells/1"
-USAGE_METRICS = {"cost_usd": ("usage", "cost_usd"), "duration_ms": ("duration_ms",)}
+USAGE_METRICS = ("cost_usd", "duration_ms")  # an interval each, never a verdict
 
 
 @dataclass(frozen=True)
@@ -131,42 +131,43 @@ def _h(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def cells_report(run_dir: Path, metrics: Sequence[str] | None = None) -> CellsReport | None:
+def cells_report(results: Results, metrics: Sequence[str] | None = None) -> CellsReport | None:
     """The comparison of a run's cells (of `metrics`, or all); None for a run of one cell."""
-    run = read_json(run_dir / "run.json")
-    cells = list(run.get("cells") or [])
+    cells = list(results.plan.cells)
     if len(cells) < 2:
         return None
-    reference = run.get("reference_cell") or cells[0]
-    trials = read_json(run_dir / "measures.json")["trials"]
+    reference = results.plan.reference_cell or cells[0]
     report = CellsReport(reference, cells)
-    expected, recorded = len(run["trials"]), len(trials)
-    invalid = _invalid(trials)
-    by_cell = {cell: [t for t in trials if t["cell"] == cell] for cell in cells}
+    expected, recorded = len(results.planned), len(results.trials)
+    invalid = Counter(t.cell for t in results.trials if t.score is None)
+    by_cell = {cell: [_Measured.of(t) for t in results.trials if t.cell == cell] for cell in cells}
     for cell in cells:
         if cell != reference:
-            report.gaps.extend(
-                _gaps(
-                    by_cell[reference],
-                    by_cell[cell],
-                    (reference, cell),
-                    expected,
-                    recorded,
-                    invalid,
-                    metrics,
-                )
-            )
+            sides = (by_cell[reference], by_cell[cell])
+            counts = (expected, recorded, invalid)
+            report.gaps.extend(_gaps(*sides, (reference, cell), counts, metrics))
     if expected != recorded or any(invalid.values()):
         report.notes.append(_why_withheld(report.gaps))
     return report
 
 
-def _invalid(trials: list[dict[str, Any]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for trial in trials:
-        if trial["state"] != "scored":
-            counts[trial["cell"]] = counts.get(trial["cell"], 0) + 1
-    return counts
+@dataclass(frozen=True)
+class _Measured:
+    """One trial as the cells report compares it: its key, metrics (None when it was not
+    scored: an errored trial is left out of every statistic) and usage."""
+
+    key: Hashable
+    values: dict[str, Any] | None
+    usage: dict[str, float | None]
+
+    @classmethod
+    def of(cls, trial: Trial) -> _Measured:
+        values = trial.metric_values() if trial.score is not None else None
+        usage = {"cost_usd": trial.cost_usd, "duration_ms": trial.duration_ms}
+        return cls((trial.case, trial.scenario, trial.trial), values, usage)
+
+    def metric(self, name: str) -> Any:
+        return None if self.values is None else self.values.get(name)
 
 
 def _why_withheld(gaps: list[CellGap]) -> str:
@@ -175,26 +176,26 @@ def _why_withheld(gaps: list[CellGap]) -> str:
 
 
 def _gaps(
-    ref: list[dict[str, Any]],
-    cand: list[dict[str, Any]],
+    ref: list[_Measured],
+    cand: list[_Measured],
     names: tuple[str, str],
-    expected: int,
-    recorded: int,
-    invalid: dict[str, int],
+    counts: tuple[int, int, Counter[str]],
     only: Sequence[str] | None,
 ) -> list[CellGap]:
-    keys = (_keys(ref), _keys(cand))
+    expected, recorded, invalid = counts
+    keys = ([t.key for t in ref], [t.key for t in cand])
     paired = sorted(keys[0], key=str) == sorted(keys[1], key=str)
+    pairing = keys if paired else None
     gaps = []
     for metric in only or _metrics(ref, cand):
-        left, right = [_metric(t, metric) for t in ref], [_metric(t, metric) for t in cand]
+        left, right = [t.metric(metric) for t in ref], [t.metric(metric) for t in cand]
         if not _comparable(left, right):
             continue
         gap = compare(
             left,
             right,
             paired=paired,
-            keys=keys if paired else None,
+            keys=pairing,
             names=names,
             higher_is_better=metric != "duration_ms",
         )
@@ -205,39 +206,20 @@ def _gaps(
             invalid_trials={n: invalid.get(n, 0) for n in names},
         )
         gaps.append(CellGap(metric, names[1], gap, True))
-    for metric, path in USAGE_METRICS.items() if only is None else ():
-        left, right = [_dig(t, path) for t in ref], [_dig(t, path) for t in cand]
+    for metric in USAGE_METRICS if only is None else ():
+        left, right = [t.usage[metric] for t in ref], [t.usage[metric] for t in cand]
         if _comparable(left, right):
-            gap = measure_gap(
-                left, right, paired=paired, keys=keys if paired else None, names=names
-            )
+            gap = measure_gap(left, right, paired=paired, keys=pairing, names=names)
             gaps.append(CellGap(metric, names[1], gap, False))
     return gaps
 
 
-def _keys(trials: list[dict[str, Any]]) -> list[Hashable]:
-    return [(t["case"], t["scenario"], t["trial"]) for t in trials]
-
-
-def _metrics(*sides: list[dict[str, Any]]) -> list[str]:
+def _metrics(*sides: list[_Measured]) -> list[str]:
     names: dict[str, None] = {"passed": None, "composite": None}
     for side in sides:
         for trial in side:
-            names.update(dict.fromkeys(trial.get("metrics", {})))
+            names.update(dict.fromkeys(trial.values or {}))
     return list(names)
-
-
-def _metric(trial: dict[str, Any], name: str) -> Any:
-    if trial["state"] != "scored":
-        return None
-    return trial.get("metrics", {}).get(name)
-
-
-def _dig(trial: dict[str, Any], path: tuple[str, ...]) -> Any:
-    value: Any = trial
-    for part in path:
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
 
 
 def _comparable(left: Sequence[object], right: Sequence[object]) -> bool:

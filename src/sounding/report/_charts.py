@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from html import escape
 
-from sounding.report._load import ScenarioTrials, StoredTrial
 from sounding.scoring import Interval, Statistic, interval, summarize
+from sounding.store import ScenarioTrials, Trial
 
 _LABEL = 240  # width of the label column
 _BAR = 360  # width of a full bar (rate 1.0)
@@ -85,7 +85,7 @@ def _x(fraction: float) -> float:
     return round(_LABEL + fraction * _BAR, 1)
 
 
-Metric = tuple[str, Callable[[StoredTrial], float | int | None], Callable[[float], str]]
+Metric = tuple[str, Callable[[Trial], float | int | None], Callable[[float], str]]
 
 _METRICS: list[Metric] = [
     ("duration per trial", lambda t: t.duration_ms / 1000, lambda v: f"{v:.2f}s"),
@@ -94,7 +94,7 @@ _METRICS: list[Metric] = [
 ]
 
 
-def metrics_table(trials: Sequence[StoredTrial]) -> str:
+def metrics_table(trials: Sequence[Trial]) -> str:
     """The cell's pass rate, and median duration, cost and tokens, each with its interval."""
     scored = [t for t in trials if t.outcome is not None]
     rows = [_rate_row(trials)]
@@ -108,7 +108,7 @@ def metrics_table(trials: Sequence[StoredTrial]) -> str:
     return f'<table class="metrics">{head}{"".join(rows)}</table>'
 
 
-def _check_rows(scored: Sequence[StoredTrial]) -> list[str]:
+def _check_rows(scored: Sequence[Trial]) -> list[str]:
     """Every check and validator metric: a rate for yes/no values, a median for numbers."""
     measured = [t.metric_values() for t in scored]
     names = dict.fromkeys(name for values in measured for name in values)
@@ -125,7 +125,7 @@ def _check_rows(scored: Sequence[StoredTrial]) -> list[str]:
     return rows
 
 
-def _rate_row(trials: Sequence[StoredTrial]) -> str:
+def _rate_row(trials: Sequence[Trial]) -> str:
     outcomes = [t.outcome for t in trials]
     errored = sum(o is None for o in outcomes)
     left_out = f", {errored} errored left out" if errored else ""

@@ -8,14 +8,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from sounding._exit import ExitCode
+from sounding._files import write_text
 from sounding.report._html import html_report
 from sounding.report._json import json_report
 from sounding.report._junit import junit_report
-from sounding.report._load import Results, ResultsError, load_results
 from sounding.report._markdown import markdown_report
 from sounding.report._terminal import scenario_line
-from sounding.runner._run import ExitCode, ScenarioLine
-from sounding.store import write_text
+from sounding.store import Results, ResultsError, load_results
 
 Render = Callable[[Results], str]
 
@@ -67,9 +67,7 @@ def _write(path: Path, text: str) -> None:
 
 def _print_verdicts(console: Console, results: Results) -> None:
     for scenario in results.scenarios:
-        s = scenario.summary
-        line = ScenarioLine(s.cell, s.case, s.scenario, s, s.first_failure, s.duration_ms)
-        console.print(scenario_line(line), highlight=False, soft_wrap=True)
+        console.print(scenario_line(scenario.summary), highlight=False, soft_wrap=True)
     summary = results.finished()
     totals = ", ".join(
         f"{summary.totals.get(v, 0)} {v}" for v in ("pass", "flaky", "fail", "error")

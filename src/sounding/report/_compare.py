@@ -19,8 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from sounding.report._load import Results, ResultsError, StoredTrial, load_results
-from sounding.runner._exit import ExitCode
+from sounding._exit import ExitCode
 from sounding.scoring import (
     Comparison,
     Direction,
@@ -30,13 +29,14 @@ from sounding.scoring import (
     publishable,
     summarize,
 )
+from sounding.store import Results, ResultsError, Trial, load_results
 
 COMPARE_SCHEMA = "sounding.compare/1"
 BASELINE, CANDIDATE = "baseline", "candidate"
 NAMES = (BASELINE, CANDIDATE)
 
 ScenarioKey = tuple[str, str, str]  # cell, case, scenario
-Value = Callable[[StoredTrial], float | None]
+Value = Callable[[Trial], float | None]
 
 
 @dataclass(frozen=True)
@@ -185,7 +185,7 @@ def _labels(keys: list[ScenarioKey]) -> str:
     return ", ".join(shown) + (", …" if len(keys) > 5 else "") if shown else "none"
 
 
-def _trials(results: Results, keys: list[ScenarioKey]) -> list[StoredTrial]:
+def _trials(results: Results, keys: list[ScenarioKey]) -> list[Trial]:
     wanted = set(keys)
     chosen = [t for t in results.trials if (t.cell, t.case, t.scenario) in wanted]
     return sorted(chosen, key=lambda t: (t.case, t.scenario, t.trial))
@@ -209,7 +209,7 @@ def _gap(
     )
 
 
-def _metric_gaps(left: list[StoredTrial], right: list[StoredTrial]) -> dict[str, Comparison]:
+def _metric_gaps(left: list[Trial], right: list[Trial]) -> dict[str, Comparison]:
     """Each check and validator metric both sides judged, compared like the pass rate."""
     before = [t.metric_values() for t in left]
     after = [t.metric_values() for t in right]
@@ -227,7 +227,7 @@ def _metric_gaps(left: list[StoredTrial], right: list[StoredTrial]) -> dict[str,
     return gaps
 
 
-def _rate(left: list[StoredTrial], right: list[StoredTrial]) -> tuple[Comparison | None, str]:
+def _rate(left: list[Trial], right: list[Trial]) -> tuple[Comparison | None, str]:
     """The pass-rate comparison, paired by (scenario, trial) when both sides ran the same trials."""
     for name, trials in ((BASELINE, left), (CANDIDATE, right)):
         if all(t.outcome is None for t in trials):
@@ -248,11 +248,11 @@ def _rate(left: list[StoredTrial], right: list[StoredTrial]) -> tuple[Comparison
     return comparison, ""
 
 
-def _pair_keys(trials: list[StoredTrial]) -> list[Hashable]:
+def _pair_keys(trials: list[Trial]) -> list[Hashable]:
     return [(t.case, t.scenario, t.trial) for t in trials]
 
 
-def _measure(left: list[StoredTrial], right: list[StoredTrial], value: Value) -> Comparison | None:
+def _measure(left: list[Trial], right: list[Trial], value: Value) -> Comparison | None:
     """The interval of the gap in a measured value over judged trials; None when a side has none."""
     ref = [value(t) for t in left if t.outcome is not None]
     cand = [value(t) for t in right if t.outcome is not None]

@@ -15,8 +15,8 @@ from typing import Any
 from sounding.record import Message, RunRecord, ToolCall
 from sounding.report._cells import cells_report
 from sounding.report._charts import cell_chart, metrics_table
-from sounding.report._load import Results, ResultsError, ScenarioTrials, StoredTrial
 from sounding.scoring import Measured
+from sounding.store import Results, ScenarioTrials, Trial
 
 _CLIP = 20_000  # characters of one text shown in the page; the rest stays in the folder
 _ARTIFACTS = (("stdout.txt", "agent stdout"), ("stderr.txt", "agent stderr"))
@@ -95,7 +95,7 @@ _SCRIPT = """
 
 
 def _against_reference(results: Results) -> list[str]:
-    report = cells_report(results.root)
+    report = cells_report(results)
     return [] if report is None else [_section("Cells against the reference", report.html())]
 
 
@@ -118,7 +118,7 @@ def html_report(results: Results) -> str:
     )
 
 
-def trial_id(index: int, trial: StoredTrial) -> str:
+def trial_id(index: int, trial: Trial) -> str:
     """The element id of a trial's drill-down: `s<scenario index>-t<trial number>`."""
     return f"s{index}-t{trial.trial}"
 
@@ -144,7 +144,7 @@ def _header(results: Results) -> str:
         f'<span class="v v-{outcome}">{escape(summary.outcome)}</span></h1>'
         f"<p>{totals}: {len(summary.scenarios)} scenarios, {len(results.trials)} of "
         f"{len(results.planned)} trials finished, exit code {summary.exit_code}</p>"
-        f'<p class="dim">suite <code>{escape(results.suite)}</code> · results '
+        f'<p class="dim">suite <code>{escape(results.plan.suite)}</code> · results '
         f"<code>{escape(str(results.root))}</code></p></header>"
         '<nav><button data-show="all" aria-pressed="true">all scenarios</button>'
         '<button data-show="failing" aria-pressed="false">only not passing</button>'
@@ -208,7 +208,7 @@ def _scenario(results: Results, index: int, scenario: ScenarioTrials) -> str:
     )
 
 
-def _trial(results: Results, index: int, trial: StoredTrial) -> str:
+def _trial(results: Results, index: int, trial: Trial) -> str:
     ident = trial_id(index, trial)
     verdict = trial.verdict.value
     composite = trial.score.composite if trial.score else None
@@ -224,7 +224,7 @@ def _trial(results: Results, index: int, trial: StoredTrial) -> str:
     return f'<details class="trial" id="{ident}">{summary}{inner}</details>'
 
 
-def _facts(trial: StoredTrial) -> str:
+def _facts(trial: Trial) -> str:
     facts: dict[str, Any] = {
         "state": trial.state,
         "attempts": trial.attempts,
@@ -237,7 +237,7 @@ def _facts(trial: StoredTrial) -> str:
     return f'<p class="dim">{shown}</p>'
 
 
-def _checks(trial: StoredTrial) -> str:
+def _checks(trial: Trial) -> str:
     if trial.score is None or not trial.score.checks:
         return ""
     head = (
@@ -261,13 +261,9 @@ def _check_row(m: Measured) -> str:
     )
 
 
-def _evidence(results: Results, trial: StoredTrial) -> list[str]:
+def _evidence(results: Results, trial: Trial) -> list[str]:
     parts = []
-    try:
-        record = results.record(trial)
-    except ResultsError as exc:
-        parts.append(f'<p class="reason">the record could not be read: {escape(str(exc))}</p>')
-        record = None
+    record = trial.record
     if record is not None:
         parts += [_conversation(record), _tool_calls(record.tool_calls)]
     parts.append(_diff(results.text(trial, "diff.patch")))

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from sounding.report._cells import cells_report
-from sounding.report._load import Results, ScenarioTrials, StoredTrial
+from sounding.store import Results, ScenarioTrials, Trial
 
 REPORT_SCHEMA = "sounding.report/1"
 
@@ -34,16 +34,16 @@ def report_document(results: Results) -> dict[str, Any]:
 
 
 def _cells(results: Results) -> dict[str, Any] | None:
-    report = cells_report(results.root)
+    report = cells_report(results)
     return None if report is None else report.as_dict()
 
 
 def _run(results: Results) -> dict[str, Any]:
     return {
         "run_id": results.run_id,
-        "suite": results.suite,
+        "suite": results.plan.suite,
         "path": str(results.root),
-        "options": results.options,
+        "options": results.plan.options,
         "cells": results.cells,
         "planned_trials": len(results.planned),
         "finished_trials": len(results.trials),
@@ -60,7 +60,7 @@ def _scenario(results: Results, scenario: ScenarioTrials) -> dict[str, Any]:
     }
 
 
-def _trial(results: Results, trial: StoredTrial) -> dict[str, Any]:
+def _trial(results: Results, trial: Trial) -> dict[str, Any]:
     score = trial.score
     return {
         "trial": trial.trial,

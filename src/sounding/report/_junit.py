@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from sounding.report._load import Results, ScenarioTrials
 from sounding.scoring import ScenarioVerdict
+from sounding.store import Results, ScenarioTrials
 
 # Characters XML 1.0 cannot hold at all (control characters, lone surrogates).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 
 from sounding.report._cells import cells_report
-from sounding.report._load import Results, ScenarioTrials
+from sounding.store import Results, ScenarioTrials
 
 _CELL_WIDTH = 160
 
@@ -29,7 +29,7 @@ def markdown_report(results: Results) -> str:
     details = [_details(s) for s in results.scenarios if s.summary.verdict.value != "pass"]
     if details:
         lines += ["", *details]
-    cells = cells_report(results.root)
+    cells = cells_report(results)
     if cells is not None:
         lines += ["", cells.markdown()]
     return "\n".join(lines).rstrip() + "\n"

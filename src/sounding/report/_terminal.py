@@ -11,8 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from sounding.runner._run import ScenarioLine
-from sounding.runner._trial import TrialOutcome
+from sounding.store import RunSummary, ScenarioSummary, Trial
 
 STYLES = {"pass": "green", "flaky": "yellow", "fail": "red", "error": "magenta"}
 _REASON_WIDTH = 120
@@ -38,9 +37,9 @@ class TrialProgress:
     def planned(self, total: int, done: int) -> None:
         self._progress.update(self._task, total=total, completed=done)
 
-    def finished(self, outcome: TrialOutcome) -> None:
+    def finished(self, trial: Trial) -> None:
         if self._live:  # nothing is drawn otherwise: no need to count
-            self._progress.update(self._task, advance=1, last=escape(outcome.key.label))
+            self._progress.update(self._task, advance=1, last=escape(trial.key.label))
 
     @contextmanager
     def running(self) -> Iterator[TrialProgress]:
@@ -48,27 +47,27 @@ class TrialProgress:
             yield self
 
 
-def scenario_line(line: ScenarioLine) -> Text:
+def scenario_line(line: ScenarioSummary) -> Text:
     """`PASS  case/scenario  3/3  1.2s  first failure`, styled."""
     verdict, body, reason = _line_parts(line)
-    text = Text.assemble((verdict, STYLES[line.result.verdict.value]), body)
+    text = Text.assemble((verdict, STYLES[line.verdict.value]), body)
     if reason:
         text.append(reason, style="dim")
     return text
 
 
-def plain_line(line: ScenarioLine) -> str:
+def plain_line(line: ScenarioSummary) -> str:
     """`scenario_line` without styles, for a pipe or a file."""
     return "".join(_line_parts(line))
 
 
-def _line_parts(line: ScenarioLine) -> tuple[str, str, str]:
+def _line_parts(line: ScenarioSummary) -> tuple[str, str, str]:
     """The verdict, the scenario with its counts and duration, and the first failure."""
-    verdict = line.result.verdict.value
-    judged = line.result.passed + line.result.failed
-    counts = f"{line.result.passed}/{judged}"
-    if line.result.errors:
-        counts += f" ({line.result.errors} error)"
+    verdict = line.verdict.value
+    judged = line.passed + line.failed
+    counts = f"{line.passed}/{judged}"
+    if line.errors:
+        counts += f" ({line.errors} error)"
     cell = "" if line.cell == "default" else f"[{line.cell}] "
     reason = line.first_failure.replace("\n", " ")
     if len(reason) > _REASON_WIDTH:
@@ -78,19 +77,15 @@ def _line_parts(line: ScenarioLine) -> tuple[str, str, str]:
     return f"{verdict.upper():<5}", body, shown
 
 
-def print_summary(
-    console: Console, lines: list[ScenarioLine], artifacts: Path, seconds: float
-) -> None:
+def print_summary(console: Console, summary: RunSummary, artifacts: Path, seconds: float) -> None:
+    lines = summary.scenarios
     if console.is_terminal:
         for line in lines:
             console.print(scenario_line(line), highlight=False, soft_wrap=True)
     else:  # a pipe or a file: the same words without styles, written at once
         console.file.write("".join(plain_line(line) + "\n" for line in lines))
-    totals = {v: 0 for v in STYLES}
-    for line in lines:
-        totals[line.result.verdict.value] += 1
-    trials = sum(line.result.trials for line in lines)
-    parts = ", ".join(f"[{STYLES[v]}]{n} {v}[/]" for v, n in totals.items())
+    trials = sum(line.trials for line in lines)
+    parts = ", ".join(f"[{STYLES[v]}]{n} {v}[/]" for v, n in summary.totals.items())
     console.print(
         f"\n{parts} — {len(lines)} scenarios, {trials} trials in {seconds:.2f}s", highlight=False
     )

@@ -1,1 +1,41 @@
-"""The runner: trials of a real agent in fresh workspaces."""
+"""The runner: trials of a real agent in fresh workspaces, and scoring without running."""
+
+from sounding.runner._agent import AgentContext
+from sounding.runner._config import Suite, SuiteConfigError, load_suite
+from sounding.runner._rescore import (
+    RESCORE_SCHEMA,
+    Change,
+    Rescored,
+    judge_for_run,
+    rescore_run,
+    score_record,
+    suite_of,
+)
+from sounding.runner._run import RunInterrupted, RunOptions, RunResult, run_suite
+from sounding.runner._scaffold import ScaffoldError, scaffold
+from sounding.runner._setup import RunSetupError, make_judge, prepare_run
+from sounding.runner._workspace import WorkspaceError
+
+__all__ = [
+    "RESCORE_SCHEMA",
+    "AgentContext",
+    "Change",
+    "Rescored",
+    "RunInterrupted",
+    "RunOptions",
+    "RunResult",
+    "RunSetupError",
+    "ScaffoldError",
+    "Suite",
+    "SuiteConfigError",
+    "WorkspaceError",
+    "judge_for_run",
+    "load_suite",
+    "make_judge",
+    "prepare_run",
+    "rescore_run",
+    "run_suite",
+    "scaffold",
+    "score_record",
+    "suite_of",
+]

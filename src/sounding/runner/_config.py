@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from sounding.runner._cells import Cell, CellError, CellsConfig, build_cells, reference_cell
+from sounding.spec import case_files
 
 CONFIG_NAME = "sounding.toml"
 
@@ -74,6 +75,17 @@ class Suite:
     root: Path
     config: SuiteFile
 
+    @staticmethod
+    def exists(root: Path) -> bool:
+        """Whether `root` is a suite folder (it holds sounding.toml)."""
+        return (root / CONFIG_NAME).is_file()
+
+    @property
+    def agent_env(self) -> dict[str, str]:
+        """`[agent] env`, with `{suite}` replaced by the suite folder's absolute path."""
+        env = self.config.agent.env
+        return {key: value.replace("{suite}", str(self.root)) for key, value in env.items()}
+
     @cached_property
     def cells(self) -> list[Cell]:
         """The cells of `[cells]`, built (and checked) once."""
@@ -100,9 +112,7 @@ class Suite:
 
     def case_files(self, names: list[str] | None = None) -> list[Path]:
         """Case files by name (file name without folder and extension), or all of them."""
-        found = sorted(
-            p for p in self.cases_dir.glob("*") if p.suffix in (".yaml", ".yml", ".toml")
-        )
+        found = case_files(self.cases_dir)
         if not names:
             return found
         by_name = {p.stem: p for p in found}

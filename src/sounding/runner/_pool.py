@@ -19,13 +19,12 @@ from sounding.runner._agent import RUNNING
 from sounding.runner._trial import (
     TrialAbandoned,
     TrialInterrupted,
-    TrialOutcome,
     TrialPlan,
     TrialSettings,
-    overrun_outcome,
+    overrun_trial,
     run_trial,
-    store_outcome,
 )
+from sounding.store import Trial, write_trial
 
 GRACE = 1.0  # seconds past a callable's timeout before its thread is abandoned
 _TICK = 0.02  # seconds the main thread waits between looks at the finished trials
@@ -70,11 +69,11 @@ class TrialPool:
         self._left = len(plans)  # outcomes not yet given out
         self._settings = settings
         self._parallel = max(1, min(parallel, len(plans)))
-        self._finished: queue.SimpleQueue[TrialOutcome | BaseException] = queue.SimpleQueue()
+        self._finished: queue.SimpleQueue[Trial | BaseException] = queue.SimpleQueue()
         self._running: set[Watch] = set()
         self._threads: list[threading.Thread] = []
 
-    def outcomes(self) -> Iterator[TrialOutcome]:
+    def outcomes(self) -> Iterator[Trial]:
         """Every outcome, in the calling thread, as trials finish; overruns are ended here.
 
         The calling thread waits on the queue of outcomes (a C-level wait that a Ctrl-C
@@ -125,14 +124,14 @@ class TrialPool:
                 self._running.discard(watch)
             self._finished.put(outcome)
 
-    def _end_overruns(self) -> Iterator[TrialOutcome]:
+    def _end_overruns(self) -> Iterator[Trial]:
         now = time.monotonic()
         for watch in list(self._running):
             if watch.deadline is None or watch.deadline > now or not watch.abandon():
                 continue
             self._running.discard(watch)
-            outcome = overrun_outcome(watch.plan, watch.timeout, watch.started)
-            store_outcome(watch.plan.folder, outcome)
+            outcome = overrun_trial(watch.plan, watch.timeout, watch.started)
+            write_trial(watch.plan.folder, outcome)
             self._left -= 1
             self._start_worker()  # the abandoned thread's place
             yield outcome

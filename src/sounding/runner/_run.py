@@ -1,41 +1,43 @@
-"""A run: plan the trials, execute them in parallel, aggregate, and keep every artifact."""
+"""A run: plan the trials, execute them in parallel, aggregate, and keep every artifact.
+
+A run holds no more than its plan and, per scenario, what its summary line needs: each
+finished trial is on disk (trial.json), added to measures.json and counted, then let go.
+"""
 
 from __future__ import annotations
 
 import itertools
 import os
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sounding._files import sweep_tmp
 from sounding.judge import JudgeError, preflight
 from sounding.runner._agent import RUNNING
 from sounding.runner._cells import Cell
 from sounding.runner._config import Suite, SuiteConfigError
-from sounding.runner._exit import ExitCode as ExitCode  # where commands import it
-from sounding.runner._measures import write_measures
 from sounding.runner._pool import TrialPool
-from sounding.runner._trial import (
-    Agent,
-    TrialOutcome,
-    TrialPlan,
-    TrialSettings,
-    load_outcome,
-)
+from sounding.runner._trial import Agent, TrialPlan, TrialSettings
 from sounding.runner._workspace import Origin, resolve_origin
-from sounding.scoring import ScenarioResult, TrialScore, TrialVerdict, aggregate
+from sounding.scoring import TrialVerdict, aggregate
 from sounding.spec import Case, Scenario, load_cases
 from sounding.store import (
-    RESULTS_SCHEMA,
-    SUMMARY_SCHEMA,
+    Measures,
     RunLayout,
+    RunPlan,
+    RunSummary,
+    ScenarioSummary,
+    Trial,
     TrialKey,
     allocate_run,
-    read_json,
-    sweep_tmp,
-    write_json,
+    read_plan,
+    read_trial,
+    trial_exists,
+    write_plan,
+    write_summary,
 )
 from sounding.validators import blinding_notes
 
@@ -72,49 +74,17 @@ class RunOptions:
 
 
 @dataclass(frozen=True)
-class ScenarioLine:
-    """One scenario of one cell over its trials: what the terminal line and summary say."""
-
-    cell: str
-    case: str
-    scenario: str
-    result: ScenarioResult
-    first_failure: str
-    duration_ms: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "cell": self.cell,
-            "case": self.case,
-            "scenario": self.scenario,
-            **self.result.model_dump(mode="json"),
-            "first_failure": self.first_failure,
-            "duration_ms": round(self.duration_ms, 3),
-        }
-
-
-@dataclass
 class RunResult:
     layout: RunLayout
-    lines: list[ScenarioLine]
-    outcomes: list[TrialOutcome]
-    ran: int
+    summary: RunSummary
+    ran: int  # trials run now (a resumed run's earlier trials are not counted)
 
     @property
     def exit_code(self) -> int:
-        return exit_code_for(self.lines)
+        return self.summary.exit_code
 
 
-def exit_code_for(lines: Iterable[ScenarioLine]) -> int:
-    lines = list(lines)
-    if any(line.result.errors or line.result.verdict.value == "error" for line in lines):
-        return ExitCode.ERROR
-    if not all(line.result.gate for line in lines):
-        return ExitCode.FAIL
-    return ExitCode.PASS
-
-
-Progress = Callable[[TrialOutcome], None]
+Progress = Callable[[Trial], None]
 
 
 def run_suite(
@@ -137,20 +107,58 @@ def run_suite(
         for note in blinding_notes(cases, suite.cells):
             on_note(note)
     plans = _plan(suite, cases, options, layout)
-    write_json(layout.run_file, _run_document(suite, options, layout, plans))
+    write_plan(layout.root, _run_plan(suite, options, layout, plans))
     pending = _unfinished(plans) if options.resume else plans  # a new run's folder is empty
     if on_plan:
         on_plan(len(plans), len(plans) - len(pending))
+    tally = _Tally(cases)
+    measures = Measures(layout.root, layout.run_id)
     try:
-        parallel = options.parallel or os.cpu_count() or 1
-        ran = _execute(pending, settings, parallel, on_trial)
-    except RunInterrupted as stop:
-        raise RunInterrupted(stop.finished, layout.root) from None
-    outcomes = [ran.get(p.key) or load_outcome(p.folder, p.key) for p in plans]
-    lines = summarize(cases, plans, outcomes)
-    write_json(layout.summary_file, summary_document(layout, lines))
-    write_measures(layout.root / "measures.json", layout.run_id, outcomes)
-    return RunResult(layout, lines, outcomes, len(pending))
+        for trial in _finished_before(plans, pending):
+            tally.add(trial)
+            measures.add(trial)
+        for trial in _execute(pending, settings, _parallel(suite, options)):
+            tally.add(trial)
+            measures.add(trial)
+            if on_trial is not None:
+                on_trial(trial)
+    except BaseException as stop:
+        measures.discard()
+        if isinstance(stop, RunInterrupted):
+            raise RunInterrupted(stop.finished, layout.root) from None
+        raise
+    measures.close()
+    summary = RunSummary(run_id=layout.run_id, scenarios=tally.summaries())
+    write_summary(layout.root, summary)
+    return RunResult(layout, summary, len(pending))
+
+
+def _parallel(suite: Suite, options: RunOptions) -> int:
+    """Trials at once: `--parallel`, else `[defaults] parallel`, else the cores."""
+    return options.parallel or suite.config.defaults.parallel or os.cpu_count() or 1
+
+
+def _finished_before(plans: list[TrialPlan], pending: list[TrialPlan]) -> Iterator[Trial]:
+    """The trials a resumed run had finished before it was stopped, read back."""
+    waiting = {plan.key for plan in pending}
+    for plan in plans:
+        if plan.key not in waiting:
+            yield read_trial(plan.folder)
+
+
+def _execute(pending: list[TrialPlan], settings: TrialSettings, parallel: int) -> Iterator[Trial]:
+    """The pending trials as they finish: each is on disk (trial.json) when it comes."""
+    RUNNING.stopping.clear()
+    pool = TrialPool(pending, settings, parallel)
+    ran = 0
+    try:
+        for trial in pool.outcomes():
+            ran += 1
+            yield trial
+    except KeyboardInterrupt:
+        RUNNING.stop_all()  # no new trial starts; running agents are killed, left unfinished
+        pool.stop(_STOP_GRACE)
+        raise RunInterrupted(ran) from None
 
 
 def _check_judge_models(suite: Suite, cases: list[Case], settings: TrialSettings) -> None:
@@ -200,10 +208,10 @@ def _layout(suite: Suite, options: RunOptions) -> tuple[RunLayout, RunOptions]:
         raise SuiteConfigError(
             f"nothing to resume: {root} holds no run.json (runs: {_known_runs(suite)})"
         )
-    run = read_json(root / "run.json")
-    stored = run["options"]
+    plan = read_plan(root)
+    stored = plan.options
     sweep_tmp(root)
-    return RunLayout.of(root, run.get("schema")), RunOptions(
+    return plan.layout(root), RunOptions(
         cases=stored["cases"],
         scenarios=stored["scenarios"],
         trials=stored["trials"],
@@ -254,110 +262,75 @@ def _select(cases: list[Case], scenario_ids: list[str]) -> list[tuple[Case, Scen
 
 def _unfinished(plans: list[TrialPlan]) -> list[TrialPlan]:
     """The trials of a resumed run that left no trial.json; what they left is cleared."""
-    pending = [p for p in plans if not (p.folder / "trial.json").is_file()]
+    pending = [p for p in plans if not trial_exists(p.folder)]
     for plan in pending:
         if plan.folder.exists():
             shutil.rmtree(plan.folder)  # an unfinished trial of a killed run starts over
     return pending
 
 
-def _execute(
-    plans: list[TrialPlan],
-    settings: TrialSettings,
-    parallel: int,
-    on_trial: Progress | None,
-) -> dict[TrialKey, TrialOutcome]:
-    """Run the trials; every outcome is also on disk (trial.json) when this returns."""
-    done: dict[TrialKey, TrialOutcome] = {}
-    RUNNING.stopping.clear()
-    pool = TrialPool(plans, settings, parallel)
-    try:
-        for outcome in pool.outcomes():
-            done[outcome.key] = _report(outcome, on_trial)
-    except KeyboardInterrupt:
-        RUNNING.stop_all()  # no new trial starts; running agents are killed, left unfinished
-        pool.stop(_STOP_GRACE)
-        raise RunInterrupted(len(done)) from None
-    return done
+@dataclass(frozen=True)
+class _Counted:
+    """What a scenario's summary needs of one of its trials."""
+
+    trial: int
+    verdict: TrialVerdict
+    composite: float | None
+    reason: str
+    duration_ms: float
 
 
-def _report(outcome: TrialOutcome, on_trial: Progress | None) -> TrialOutcome:
-    if on_trial is not None:
-        on_trial(outcome)
-    return outcome
+class _Tally:
+    """The run's trials counted per cell and scenario as they finish."""
 
+    def __init__(self, cases: list[Case]) -> None:
+        self._scenarios = {(c.name, s.id): s for c in cases for s in c.scenarios}
+        self._order = {place: i for i, place in enumerate(self._scenarios)}
+        self._counted: dict[tuple[str, str, str], list[_Counted]] = {}
 
-def summarize(
-    cases: list[Case], plans: list[TrialPlan], outcomes: list[TrialOutcome]
-) -> list[ScenarioLine]:
-    """One line per cell × scenario, in case-file order."""
-    groups: dict[tuple[str, str, str], list[tuple[TrialPlan, TrialOutcome]]] = {}
-    for plan, outcome in zip(plans, outcomes, strict=True):
-        groups.setdefault((plan.key.cell, plan.key.case, plan.key.scenario), []).append(
-            (plan, outcome)
+    def add(self, trial: Trial) -> None:
+        composite = trial.score.composite if trial.score else None
+        counted = _Counted(trial.trial, trial.verdict, composite, trial.reason, trial.duration_ms)
+        self._counted.setdefault((trial.cell, trial.case, trial.scenario), []).append(counted)
+
+    def summaries(self) -> list[ScenarioSummary]:
+        """One line per cell × scenario, in case-file order."""
+        keys = sorted(self._counted, key=lambda k: (k[0], self._order.get(k[1:], 0)))
+        return [self._summary(key) for key in keys]
+
+    def _summary(self, key: tuple[str, str, str]) -> ScenarioSummary:
+        cell, case, scenario_id = key
+        scenario: Scenario = self._scenarios[(case, scenario_id)]
+        counted = sorted(self._counted[key], key=lambda c: c.trial)
+        result = aggregate(
+            counted,
+            aggregation=scenario.scoring.replica_aggregation,
+            threshold=scenario.scoring.pass_threshold,
+            k=scenario.scoring.k,
         )
-    order = {(c.name, s.id): i for i, (c, s) in enumerate(_all(cases))}
-    lines = [_line(key, members) for key, members in groups.items()]
-    return sorted(lines, key=lambda line: (line.cell, order.get((line.case, line.scenario), 0)))
+        failure = next((c.reason for c in counted if c.verdict is not TrialVerdict.PASS), "")
+        return ScenarioSummary(
+            **result.model_dump(),
+            cell=cell,
+            case=case,
+            scenario=scenario_id,
+            first_failure=failure,
+            duration_ms=round(sum(c.duration_ms for c in counted), 3),
+        )
 
 
-def _all(cases: list[Case]) -> list[tuple[Case, Scenario]]:
-    return [(case, scenario) for case in cases for scenario in case.scenarios]
-
-
-def _line(key: tuple[str, str, str], members: list[tuple[TrialPlan, TrialOutcome]]) -> ScenarioLine:
-    scenario = members[0][0].scenario
-    ordered = sorted(members, key=lambda m: m[0].key.trial)
-    scores = [_score_of(o, scenario) for _, o in ordered]
-    result = aggregate(
-        scores,
-        aggregation=scenario.scoring.replica_aggregation,
-        threshold=scenario.scoring.pass_threshold,
-        k=scenario.scoring.k,
-    )
-    failure = next((s.reason for s in scores if s.verdict is not TrialVerdict.PASS), "")
-    duration = sum(o.duration_ms for _, o in ordered)
-    return ScenarioLine(*key, result=result, first_failure=failure, duration_ms=duration)
-
-
-def _score_of(outcome: TrialOutcome, scenario: Scenario) -> TrialScore:
-    if outcome.score is not None:
-        return outcome.score
-    return TrialScore(
-        verdict=TrialVerdict.ERROR,
-        composite=None,
-        threshold=scenario.scoring.pass_threshold,
-        reason=outcome.reason,
-        checks=[],
-    )
-
-
-def _run_document(
+def _run_plan(
     suite: Suite, options: RunOptions, layout: RunLayout, plans: list[TrialPlan]
-) -> dict[str, Any]:
-    return {
-        "schema": RESULTS_SCHEMA,
-        "run_id": layout.run_id,
-        "suite": str(suite.root),
-        "options": options.as_dict(),
-        "reference_cell": suite.reference_cell,
-        "cells": {cell.name: _delta(cell) for cell in suite.cells},
-        "trials": [p.key.as_dict() for p in plans],
-    }
+) -> RunPlan:
+    return RunPlan(
+        run_id=layout.run_id,
+        suite=str(suite.root),
+        options=options.as_dict(),
+        reference_cell=suite.reference_cell,
+        cells={cell.name: _delta(cell) for cell in suite.cells},
+        trials=[p.key for p in plans],
+    )
 
 
 def _delta(cell: Cell) -> dict[str, Any]:
     return cell.delta.model_dump(exclude_defaults=True)
-
-
-def summary_document(layout: RunLayout, lines: list[ScenarioLine]) -> dict[str, Any]:
-    totals = {v: 0 for v in ("pass", "flaky", "fail", "error")}
-    for line in lines:
-        totals[line.result.verdict.value] += 1
-    return {
-        "schema": SUMMARY_SCHEMA,
-        "run_id": layout.run_id,
-        "totals": totals,
-        "exit_code": exit_code_for(lines),
-        "scenarios": [line.as_dict() for line in lines],
-    }

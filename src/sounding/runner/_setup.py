@@ -53,7 +53,7 @@ def models_under_test(suite: Suite) -> set[str]:
 
 def _agent(suite: Suite) -> Agent:
     config = suite.config.agent
-    env = {key: value.replace("{suite}", str(suite.root)) for key, value in config.env.items()}
+    env = suite.agent_env
     if config.callable is not None:
         try:
             function = load_callable(config.callable, suite.root)

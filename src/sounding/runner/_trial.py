@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -13,17 +12,18 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
-from sounding._measure import measure_trial
-from sounding._secrets import redact, secret_values
-from sounding.checks import Evidence, Judge, ServiceEvidence, Status
+from sounding._files import write_text
+from sounding._secrets import redact, redact_json, secret_values
+from sounding.checks import Evidence, Judge
 from sounding.record import TRACE_ENV, RunRecord
 from sounding.runner._agent import RUNNING, AgentRun, TurnInput, run_callable, run_command
 from sounding.runner._cells import DEFAULT_CELL, Cell
 from sounding.runner._collect import build_record
 from sounding.runner._workspace import Origin, changes, prepare
-from sounding.scoring import TrialScore
+from sounding.scoring import measure_trial
+from sounding.services import ServiceEvidence
 from sounding.spec import Case, Scenario
-from sounding.store import TRIAL_SCHEMA, TrialKey, read_json, write_text
+from sounding.store import Trial, TrialKey, write_trial
 from sounding.validators import FinishedTrial, Validation, run_validators
 
 
@@ -79,71 +79,6 @@ class TrialSettings:
         return secret_values(self.base_env)
 
 
-@dataclass
-class TrialOutcome:
-    """What a finished trial left: its state and score, as stored in trial.json."""
-
-    key: TrialKey
-    state: str  # "scored" | "error"
-    score: TrialScore | None
-    reason: str
-    duration_ms: float
-    attempts: int
-    usage: dict[str, Any] = field(default_factory=dict)
-    metrics: dict[str, Any] = field(default_factory=dict)
-    metric_reasons: dict[str, str] = field(default_factory=dict)
-    touched: list[str] | None = None  # None: the workspace was not examined
-    artefacts: list[str] = field(default_factory=list)
-
-    @property
-    def verdict(self) -> str:
-        return self.score.verdict.value if self.score else "error"
-
-    def measures(self) -> dict[str, Any]:
-        """Its record in measures.json: `passed`, `composite`, one bool per check (None when
-        not judged), the validators' metrics, and the reasons."""
-        metrics: dict[str, Any] = {"passed": None, "composite": None}
-        reasons: dict[str, str] = {}
-        if self.score is not None:
-            metrics.update(_score_metrics(self.score))
-            reasons = {m.name: m.result.reason for m in self.score.checks if m.result.reason}
-        metrics.update(self.metrics)
-        reasons.update(self.metric_reasons)
-        return {
-            **self.key.as_dict(),
-            "state": self.state,
-            "verdict": self.verdict,
-            "reason": self.reason,  # the first failure, or what stopped an errored trial
-            "usage": self.usage,
-            "duration_ms": round(self.duration_ms, 3),
-            "attempts": self.attempts,
-            "metrics": metrics,
-            "reasons": reasons,
-        }
-
-    @cached_property
-    def score_json(self) -> str:
-        """The score as JSON, `null` without one; a value a check left in its details that
-        JSON has no type for is written as its text."""
-        return "null" if self.score is None else self.score.model_dump_json(fallback=str)
-
-    @cached_property
-    def measures_json(self) -> str:
-        """`measures()` as JSON."""
-        return json.dumps(self.measures(), ensure_ascii=False, default=str)
-
-
-def _score_metrics(score: TrialScore) -> dict[str, Any]:
-    metrics: dict[str, Any] = {
-        "passed": None if score.verdict.value == "error" else score.verdict.value == "pass",
-        "composite": score.composite,
-    }
-    for m in score.checks:
-        judged = m.result.status in (Status.PASSED, Status.FAILED)
-        metrics[m.name] = m.result.status is Status.PASSED if judged else None
-    return metrics
-
-
 class TrialInterrupted(Exception):
     """The run was interrupted while this trial ran: it is left unfinished, to run on resume."""
 
@@ -160,23 +95,21 @@ class AgentWatch(Protocol):
     def agent_returned(self) -> bool: ...
 
 
-def run_trial(
-    plan: TrialPlan, settings: TrialSettings, watch: AgentWatch | None = None
-) -> TrialOutcome:
-    """Run one trial to the end; never raises for anything the agent or a check did."""
+def run_trial(plan: TrialPlan, settings: TrialSettings, watch: AgentWatch | None = None) -> Trial:
+    """Run one trial to the end and store it; never raises for anything the agent or a
+    check did."""
     started = time.monotonic()
     _make_folder(str(plan.folder))
-    record: str | None = None
+    secrets: dict[str, str] = settings.base_secrets
     try:
-        outcome, record = _run(plan, settings, started, watch)
+        trial, secrets = _run(plan, settings, started, watch)
     except (TrialInterrupted, TrialAbandoned):
         raise
     except Exception as exc:  # the runner boundary: one broken trial never stops the others
-        reason = f"{type(exc).__name__}: {exc}"
         write_text(plan.folder / "harness-error.txt", traceback.format_exc())
-        outcome = TrialOutcome(plan.key, "error", None, reason, _ms(started), 0)
-    store_outcome(plan.folder, outcome, record)
-    return outcome
+        trial = failed_trial(plan, f"{type(exc).__name__}: {exc}", started)
+    write_trial(plan.folder, trial, secrets)
+    return trial
 
 
 def _make_folder(folder: str) -> None:
@@ -191,8 +124,8 @@ def _make_folder(folder: str) -> None:
 
 def _run(
     plan: TrialPlan, settings: TrialSettings, started: float, watch: AgentWatch | None
-) -> tuple[TrialOutcome, str]:
-    """The trial's outcome, and its run record as stored (JSON, secrets replaced)."""
+) -> tuple[Trial, dict[str, str]]:
+    """The finished trial, and the secret values no stored file of it may hold."""
     services = _start_services(plan, settings)
     try:
         run, attempts = _attempts(plan, settings, services_env(services), watch)
@@ -200,17 +133,15 @@ def _run(
             raise TrialAbandoned(plan.key.label)
         if RUNNING.stopping.is_set():  # its agent was killed by Ctrl-C: not a result
             raise TrialInterrupted(plan.key.label)
-        outcome_error = _agent_error(run, settings.agent.kind)
         given_env = agent_env(settings.agent.env, plan)
         secrets = _secrets(settings, plan.scenario, given_env)
         _store_agent_output(plan.folder, run, secrets)
         record = build_record(plan.cell.turns(plan.scenario.user), run, plan.trace)
-        stored = redact(record.to_json(), secrets)
-        if outcome_error:
-            error = TrialOutcome(plan.key, "error", None, outcome_error, _ms(started), attempts)
-            return error, stored
+        error = _agent_error(run, settings.agent.kind)
+        if error:
+            return failed_trial(plan, error, started, attempts, record), secrets
         evidence = _evidence(plan, record, run, services, given_env, secrets)
-        validation = _validate(plan, settings, evidence, stored)
+        validation = _validate(plan, settings, evidence, secrets)
         score = None
         if validation.valid:  # an invalid trial is an error: its checks are not run
             score = measure_trial(
@@ -222,14 +153,37 @@ def _run(
     finally:
         if services is not None:
             services.stop()
-    usage = record.usage.model_dump(exclude_none=True) | {"turns": record.turns}
-    found = dict(validation.metrics), dict(validation.reasons)
-    touched = sorted(evidence.touched or ()), sorted(evidence.artefacts)
-    state, reason = ("scored", score.reason) if score else ("error", validation.reason)
-    outcome = TrialOutcome(
-        plan.key, state, score, reason, _ms(started), attempts, usage, *found, *touched
+    trial = Trial(
+        **plan.key.as_dict(),
+        reason=score.reason if score else validation.reason,
+        duration_ms=_ms(started),
+        attempts=attempts,
+        usage=record.usage.model_dump(exclude_none=True) | {"turns": record.turns},
+        metrics=dict(validation.metrics),
+        metric_reasons=dict(validation.reasons),
+        touched=sorted(evidence.touched or ()),
+        byproducts=sorted(evidence.artefacts),
+        score=score,
+        record=record,
     )
-    return outcome, stored
+    return trial, secrets
+
+
+def failed_trial(
+    plan: TrialPlan,
+    reason: str,
+    started: float,
+    attempts: int = 0,
+    record: RunRecord | None = None,
+) -> Trial:
+    """A trial the harness could not score: an error, saying why."""
+    return Trial(
+        **plan.key.as_dict(),
+        reason=reason,
+        duration_ms=_ms(started),
+        attempts=attempts,
+        record=record,
+    )
 
 
 def _secrets(
@@ -246,7 +200,7 @@ def _secrets(
 
 
 def _validate(
-    plan: TrialPlan, settings: TrialSettings, evidence: Evidence, record: str
+    plan: TrialPlan, settings: TrialSettings, evidence: Evidence, secrets: dict[str, str]
 ) -> Validation:
     """The case's validators, between collect and measure (docs/validators.md)."""
     if not plan.case.validators:
@@ -263,7 +217,7 @@ def _validate(
         reference=plan.origin.tree,
         reference_ref=plan.scenario.workspace.ref,
         given=tuple(sorted(plan.origin.given)),
-        record=record,
+        record=redact_json(evidence.record.to_json(), secrets),
     )
     return run_validators(trial, judge=settings.judge)
 
@@ -358,13 +312,13 @@ def _agent_error(run: AgentRun, kind: str) -> str | None:
     return None
 
 
-def overrun_outcome(plan: TrialPlan, timeout: float, started: float) -> TrialOutcome:
+def overrun_trial(plan: TrialPlan, timeout: float, started: float) -> Trial:
     """A callable trial still running past its timeout: an error, recorded by the run."""
     reason = (
         f"timed out after {timeout:.1f}s; a callable cannot be stopped, so its thread was "
         "left behind (use a command agent for a hard stop)"
     )
-    return TrialOutcome(plan.key, "error", None, reason, _ms(started), 1)
+    return failed_trial(plan, reason, started, attempts=1)
 
 
 def agent_env(configured: dict[str, str], plan: TrialPlan) -> dict[str, str]:
@@ -455,55 +409,6 @@ def _start_services(plan: TrialPlan, settings: TrialSettings) -> Any:
 
 def services_env(services: Any) -> dict[str, str]:
     return dict(services.env) if services is not None else {}
-
-
-def store_outcome(folder: Path, outcome: TrialOutcome, record: str | None = None) -> None:
-    """Write trial.json last: its presence marks the trial as finished.
-
-    The score and the run record are JSON already (pydantic's encoder; the record with its
-    secrets replaced): they go in as they are, the last two members, not encoded twice.
-    """
-    head = json.dumps(outcome_document(outcome), ensure_ascii=False, default=str)
-    tail = f', "score": {outcome.score_json}'
-    tail += f', "record": {record}' if record is not None else ""
-    write_text(folder / "trial.json", f"{head[:-1]}{tail}}}\n")
-
-
-def outcome_document(outcome: TrialOutcome) -> dict[str, Any]:
-    """trial.json up to its last two members, the score and the run record."""
-    return {
-        "schema": TRIAL_SCHEMA,
-        **outcome.key.as_dict(),
-        "state": outcome.state,
-        "verdict": outcome.verdict,
-        "reason": outcome.reason,
-        "duration_ms": round(outcome.duration_ms, 3),
-        "attempts": outcome.attempts,
-        "usage": outcome.usage,
-        "metrics": outcome.metrics,
-        "metric_reasons": outcome.metric_reasons,
-        "touched": outcome.touched,
-        "artefacts": outcome.artefacts,
-    }
-
-
-def load_outcome(folder: Path, key: TrialKey) -> TrialOutcome:
-    """A finished trial as stored in its trial.json."""
-    document = read_json(folder / "trial.json")
-    score = TrialScore.model_validate(document["score"]) if document.get("score") else None
-    return TrialOutcome(
-        key,
-        document["state"],
-        score,
-        document["reason"],
-        document["duration_ms"],
-        document["attempts"],
-        document.get("usage", {}),
-        document.get("metrics", {}),
-        document.get("metric_reasons", {}),
-        document.get("touched"),
-        document.get("artefacts", []),
-    )
 
 
 def _ms(started: float) -> float:

@@ -1,8 +1,8 @@
 """Scoring: the composite of one trial, verdicts over trials, and comparisons of cells."""
 
 from sounding.scoring._gaps import compare, measure_gap, publishable
+from sounding.scoring._measure import measure_trial, run_check
 from sounding.scoring._scenario import (
-    Aggregation,
     ScenarioResult,
     ScenarioVerdict,
     aggregate,
@@ -22,7 +22,6 @@ from sounding.scoring._stats import (
 from sounding.scoring._trial import Kind, Measured, TrialScore, TrialVerdict, composite, score_trial
 
 __all__ = [
-    "Aggregation",
     "Comparison",
     "Direction",
     "GapState",
@@ -40,9 +39,11 @@ __all__ = [
     "composite",
     "interval",
     "measure_gap",
+    "measure_trial",
     "pass_at_k",
     "pass_hat_k",
     "publishable",
+    "run_check",
     "score_trial",
     "summarize",
 ]

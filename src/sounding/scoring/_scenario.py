@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from math import comb
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from sounding.scoring._trial import TrialScore, TrialVerdict, reaches
-
-
-class Aggregation(StrEnum):
-    """What gates a scenario (`scoring.replica_aggregation`)."""
-
-    ALL = "all"  # every trial passed: pass^k
-    ANY = "any"  # at least one passed: pass@k
-    MAJORITY = "majority"  # more than half passed
-    MEAN = "mean"  # the mean composite reaches the pass threshold
+from sounding.scoring._trial import TrialVerdict, reaches
+from sounding.spec import Aggregation
 
 
 class ScenarioVerdict(StrEnum):
@@ -82,8 +76,18 @@ def _gate(aggregation: Aggregation, n: int, c: int, mean: float | None, threshol
     return mean is not None and reaches(mean, threshold)
 
 
+class Scored(Protocol):
+    """A trial as its scenario's verdict reads it: its verdict, and its composite."""
+
+    @property
+    def verdict(self) -> TrialVerdict: ...
+
+    @property
+    def composite(self) -> float | None: ...
+
+
 def aggregate(
-    scores: list[TrialScore],
+    scores: Sequence[Scored],
     *,
     aggregation: Aggregation = Aggregation.ALL,
     threshold: float = 1.0,

@@ -71,6 +71,7 @@ class TrialScore(BaseModel):
     composite: float | None
     threshold: float
     reason: str = ""
+    decided_by: str | None = None  # the check the verdict rests on (none for a pass)
     checks: list[Measured]
 
     @property
@@ -99,28 +100,42 @@ def score_trial(items: list[Measured], threshold: float) -> TrialScore:
     """The trial verdict: error when an error (or an unmeasured blocker) leaves it open."""
     counted = [m for m in items if m.kind is not Kind.LEAD]
     value = composite(counted)
+    verdict, decider = _decide(counted, threshold, value)
+    if verdict is TrialVerdict.PASS:
+        reason = ""
+    elif verdict is TrialVerdict.FAIL and (decider is None or not decider.blocking):
+        reason = _under_threshold(decider, value, threshold)
+    else:
+        reason = decider.describe() if decider else "no invariant could be judged"
+    return TrialScore(
+        verdict=verdict,
+        composite=None if verdict is TrialVerdict.ERROR else value,
+        threshold=threshold,
+        reason=reason,
+        decided_by=decider.name if decider else None,
+        checks=list(items),
+    )
+
+
+def _decide(
+    counted: list[Measured], threshold: float, value: float | None
+) -> tuple[TrialVerdict, Measured | None]:
+    """The verdict, and the item that decided it (None for a pass, or when none did)."""
     failures = [m for m in counted if _failed(m)]
+    first_failure = next((m for m in failures if m.blocking), failures[0] if failures else None)
     errors = [m for m in counted if m.result.status is Status.ERROR]
     unmeasured = [m for m in counted if m.blocking and m.result.status is Status.UNJUDGED]
     if errors:
-        verdict, reason = TrialVerdict.ERROR, errors[0].describe()
-    elif _fails_whatever_is_open(counted, threshold, value):
-        verdict, reason = TrialVerdict.FAIL, _first_failure(failures, value, threshold)
-    elif unmeasured:
-        verdict, reason = TrialVerdict.ERROR, unmeasured[0].describe()
-    elif value is None:
-        verdict, reason = TrialVerdict.ERROR, "no invariant could be judged"
-    elif not reaches(value, threshold):
-        verdict, reason = TrialVerdict.FAIL, _first_failure(failures, value, threshold)
-    else:
-        verdict, reason = TrialVerdict.PASS, ""
-    return TrialScore(
-        verdict=verdict,
-        composite=value,
-        threshold=threshold,
-        reason=reason,
-        checks=list(items),
-    )
+        return TrialVerdict.ERROR, errors[0]
+    if _fails_whatever_is_open(counted, threshold, value):
+        return TrialVerdict.FAIL, first_failure
+    if unmeasured:
+        return TrialVerdict.ERROR, unmeasured[0]
+    if value is None:
+        return TrialVerdict.ERROR, None
+    if not reaches(value, threshold):
+        return TrialVerdict.FAIL, first_failure
+    return TrialVerdict.PASS, None
 
 
 def _failed(m: Measured) -> bool:
@@ -148,10 +163,7 @@ def reaches(value: float, threshold: float) -> bool:
     return value >= threshold - _EPSILON
 
 
-def _first_failure(failures: list[Measured], value: float | None, threshold: float) -> str:
-    blocking = [m for m in failures if m.blocking]
-    if blocking:
-        return blocking[0].describe()
+def _under_threshold(failure: Measured | None, value: float | None, threshold: float) -> str:
     shown = "none" if value is None else f"{value:.2f}"
     under = f"composite {shown} is under the pass threshold {threshold:.2f}"
-    return f"{under}; {failures[0].describe()}" if failures else under
+    return f"{under}; {failure.describe()}" if failure else under

@@ -8,12 +8,13 @@
 See docs/services.md for how a case declares them.
 """
 
-from sounding.services._base import ServiceError, ServiceSettings
+from sounding.services._base import ServiceError, ServiceEvidence, ServiceSettings
 from sounding.services._set import ServiceSet, load_service_evidence, start_services
 from sounding.services._specs import validate_service_specs
 
 __all__ = [
     "ServiceError",
+    "ServiceEvidence",
     "ServiceSet",
     "ServiceSettings",
     "load_service_evidence",

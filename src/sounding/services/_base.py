@@ -10,11 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# From the module, not the package: the `sql` check family imports our SQL helpers while
-# `sounding.checks` is still being imported, so its package namespace may not be filled yet.
 from pydantic import BaseModel, ConfigDict, Field
-
-from sounding.checks._base import ServiceEvidence
 
 __all__ = [
     "SQL_SERVER_ENV",
@@ -31,6 +27,20 @@ __all__ = [
 
 SQL_SERVER_ENV = "SOUNDING_SQL_SERVER"
 """The environment variable that names the default SQL server (`servers["sql"]`)."""
+
+
+@dataclass(frozen=True)
+class ServiceEvidence:
+    """What a service left for the checks: how to reach it now, and what it recorded.
+
+    `url` is None when the service is gone (a server database dropped after the run);
+    checks that need it then report `unjudged`, never `failed`.
+    """
+
+    name: str
+    type: str
+    url: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
 
 
 class ServiceError(Exception):

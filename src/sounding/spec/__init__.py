@@ -2,7 +2,7 @@
 
 from sounding.spec._duration import parse_duration
 from sounding.spec._errors import Problem, SpecError
-from sounding.spec._load import load_case, load_cases, resolve_case
+from sounding.spec._load import case_files, load_case, load_cases, resolve_case
 from sounding.spec._models import (
     Assertion,
     Case,
@@ -12,9 +12,11 @@ from sounding.spec._models import (
     Scoring,
     Workspace,
 )
+from sounding.spec._raw import Aggregation
 from sounding.spec._validators import ValidatorSpec
 
 __all__ = [
+    "Aggregation",
     "Assertion",
     "Case",
     "CheckSpec",
@@ -25,6 +27,7 @@ __all__ = [
     "SpecError",
     "ValidatorSpec",
     "Workspace",
+    "case_files",
     "load_case",
     "load_cases",
     "parse_duration",

@@ -118,6 +118,13 @@ def _read(path: Path) -> str:
     raise SpecError([Problem(str(path), None, "", message)])
 
 
+def case_files(folder: Path) -> list[Path]:
+    """The case files of a folder, by name: every *.yaml, *.yml and *.toml in it."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() in CASE_SUFFIXES)
+
+
 def _case_files(paths: Path | str | Iterable[Path | str]) -> tuple[list[Path], list[Problem]]:
     given = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     files: list[Path] = []
@@ -126,7 +133,7 @@ def _case_files(paths: Path | str | Iterable[Path | str]) -> tuple[list[Path], l
         if not entry.is_dir():
             files.append(entry)  # load_case says what is wrong with it, if anything
             continue
-        found = sorted(p for p in entry.iterdir() if p.suffix.lower() in CASE_SUFFIXES)
+        found = case_files(entry)
         if not found:
             message = "holds no case files (*.yaml, *.yml, *.toml): add one or name another folder"
             problems.append(Problem(str(entry), None, "", message))

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, field_seri
 
 from sounding.checks import CheckType, Params
 from sounding.checks import Role as CheckRole
-from sounding.scoring import Aggregation
+from sounding.spec._raw import Aggregation
 from sounding.spec._validators import ValidatorSpec
 
 

@@ -7,11 +7,11 @@ Check params stay raw here: they are validated against the check registry on res
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from sounding.scoring import Aggregation
 from sounding.spec._duration import parse_duration
 
 
@@ -26,6 +26,15 @@ Fraction = Annotated[float, Field(strict=True, ge=0.0, le=1.0)]
 Flag = Annotated[bool, Field(strict=True)]
 Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0.0)]
 Texts = Annotated[list[str], BeforeValidator(_one_or_many)]
+
+
+class Aggregation(StrEnum):
+    """What gates a scenario (`scoring.replica_aggregation`)."""
+
+    ALL = "all"  # every trial passed: pass^k
+    ANY = "any"  # at least one passed: pass@k
+    MAJORITY = "majority"  # more than half passed
+    MEAN = "mean"  # the mean composite reaches the pass threshold
 
 
 class _Raw(BaseModel):

@@ -1,34 +1,55 @@
-"""The results folder: layout, atomic writes, loading for re-scoring and resume."""
+"""The results folder: its layout, and each document of a run with its one writer and reader."""
 
-from sounding.store._atomic import read_json, sweep_tmp, write_bytes, write_json, write_text
+from sounding.store._documents import ResultsError
+from sounding.store._evidence import stored_evidence
 from sounding.store._layout import (
     RESULTS_SCHEMA,
-    RESULTS_SCHEMAS,
-    SUMMARY_SCHEMA,
-    TRIAL_SCHEMA,
-    TRIAL_SCHEMAS,
     RunLayout,
     TrialKey,
     allocate_run,
     safe_name,
 )
-from sounding.store._stored import finished_trials, trial_record
+from sounding.store._results import Results, ScenarioTrials, load_results
+from sounding.store._run import (
+    MEASURES_SCHEMA,
+    Measures,
+    RunPlan,
+    RunSummary,
+    ScenarioSummary,
+    finished_trials,
+    read_plan,
+    read_summary,
+    write_measures,
+    write_plan,
+    write_summary,
+)
+from sounding.store._trial import TRIAL_SCHEMA, Trial, read_trial, trial_exists, write_trial
 
 __all__ = [
+    "MEASURES_SCHEMA",
     "RESULTS_SCHEMA",
-    "RESULTS_SCHEMAS",
-    "SUMMARY_SCHEMA",
     "TRIAL_SCHEMA",
-    "TRIAL_SCHEMAS",
+    "Measures",
+    "Results",
+    "ResultsError",
     "RunLayout",
+    "RunPlan",
+    "RunSummary",
+    "ScenarioSummary",
+    "ScenarioTrials",
+    "Trial",
     "TrialKey",
     "allocate_run",
     "finished_trials",
-    "read_json",
+    "load_results",
+    "read_plan",
+    "read_summary",
+    "read_trial",
     "safe_name",
-    "sweep_tmp",
-    "trial_record",
-    "write_bytes",
-    "write_json",
-    "write_text",
+    "stored_evidence",
+    "trial_exists",
+    "write_measures",
+    "write_plan",
+    "write_summary",
+    "write_trial",
 ]

@@ -24,8 +24,6 @@ from pathlib import Path
 RESULTS_SCHEMA = "sounding.results/2"
 NESTED_SCHEMA = "sounding.results/1"  # its trial folders were <scenario>/<n>/
 RESULTS_SCHEMAS = (NESTED_SCHEMA, RESULTS_SCHEMA)
-TRIAL_SCHEMA = "sounding.trial/2"
-TRIAL_SCHEMAS = ("sounding.trial/1", TRIAL_SCHEMA)  # /1 kept the run record in record.json
 SUMMARY_SCHEMA = "sounding.summary/1"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sounding._files import write_json, write_text
 from sounding.checks import Evidence
 from sounding.spec import Case, Scenario
-from sounding.store import write_json, write_text
 
 CONTEXT_SCHEMA = "sounding.validation-context/1"
 CONTEXT_FILE = "context.json"

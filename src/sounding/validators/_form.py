@@ -18,10 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sounding._files import read_json, write_json, write_text
 from sounding.record import RunRecord
-from sounding.spec import SpecError, load_cases
+from sounding.spec import SpecError, case_files, load_cases
 from sounding.spec._validators import MetricKind
-from sounding.store import finished_trials, read_json, trial_record, write_json, write_text
+from sounding.store import (
+    ResultsError,
+    Trial,
+    finished_trials,
+    read_plan,
+    read_trial,
+    write_measures,
+    write_trial,
+)
 
 FORM_SCHEMA = "sounding.form/1"
 KEY_SCHEMA = "sounding.form-key/1"
@@ -81,15 +90,14 @@ def export_form(run_dir: Path, out: Path | None = None) -> FormResult:
     """Write the blind form of `run_dir` (default `RUN_DIR/form.toml`)."""
     kinds = _form_kinds(run_dir)
     key = _load_key(run_dir, missing_ok=True)
-    measures = _measures(run_dir)
     entries: list[str] = []
     metrics = 0
     for folder, trial in _trials(run_dir):
-        form = kinds.get(trial["case"], {})
-        wanted = {m: k for m, k in form.items() if _open(trial, m, measures)}
-        if wanted and trial.get("state") == "scored":
+        form = kinds.get(trial.case, {})
+        wanted = {m: k for m, k in form.items() if _measured(trial, m) is None}
+        if wanted and trial.score is not None:
             token = key.token(folder.relative_to(run_dir).as_posix())
-            entries.append(_entry(token, _record(folder, trial), wanted))
+            entries.append(_entry(token, trial.record or RunRecord(), wanted))
             metrics += len(wanted)
     random.SystemRandom().shuffle(entries)
     path = out or run_dir / FORM_FILE
@@ -104,24 +112,23 @@ def import_form(run_dir: Path, form: Path) -> FormResult:
     kinds = _form_kinds(run_dir)
     key = _load_key(run_dir, missing_ok=False)
     data = _read_form(form, key.run_id)
-    measures = _measures(run_dir)
     plan: list[tuple[str, Path, dict[str, Any], dict[str, str]]] = []
     refusals: list[str] = []
     for index, entry in enumerate(data.get("trial") or []):
-        found = _planned(index, entry, run_dir, key, kinds, measures, refusals)
+        found = _planned(index, entry, run_dir, key, kinds, refusals)
         if found is not None:
             plan.append(found)
     if refusals:
         raise FormError(f"{form}: nothing was imported:\n" + "\n".join(refusals))
     for token, folder, metrics, reasons in plan:
-        _fill(folder, metrics, reasons, measures)
+        _fill(folder, metrics, reasons)
         key.filled[token] = sorted({*key.filled.get(token, []), *metrics})
-    if measures is not None:
-        write_json(run_dir / "measures.json", measures)
+    trials = _trials(run_dir)
+    if (run_dir / "measures.json").is_file():
+        write_measures(run_dir, key.run_id, (trial for _, trial in trials))
     write_json(run_dir / KEY_FILE, key.document())
     filled = sum(len(metrics) for _, _, metrics, _ in plan)
-    left = _left_open(run_dir, kinds, measures)
-    return FormResult(form, sum(1 for p in plan if p[2]), filled, left)
+    return FormResult(form, sum(1 for p in plan if p[2]), filled, _left_open(trials, kinds))
 
 
 # ---- reading the run ----------------------------------------------------------------------
@@ -129,13 +136,12 @@ def import_form(run_dir: Path, form: Path) -> FormResult:
 
 def _form_kinds(run_dir: Path) -> dict[str, dict[str, MetricKind]]:
     """Case name → its form metrics and their kinds, from the run's suite as it is today."""
-    run_file = run_dir / "run.json"
-    if not run_file.is_file():
-        raise FormError(f"{run_dir} is not a results folder (no run.json): name results/<run-id>")
-    suite = Path(read_json(run_file)["suite"])
-    files = sorted(p for p in (suite / "cases").glob("*") if p.suffix in (".yaml", ".yml", ".toml"))
     try:
-        cases = load_cases(files, suite_dir=suite)
+        suite = Path(read_plan(run_dir).suite)
+    except ResultsError as exc:
+        raise FormError(str(exc)) from None
+    try:
+        cases = load_cases(case_files(suite / "cases"), suite_dir=suite)
     except SpecError as exc:
         raise FormError(f"the suite's case files do not load:\n{exc}") from None
     kinds = {
@@ -149,18 +155,9 @@ def _form_kinds(run_dir: Path) -> dict[str, dict[str, MetricKind]]:
     return kinds
 
 
-def _trials(run_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
-    """The finished trials of the run, in its plan's order, with their trial.json."""
-    return list(finished_trials(run_dir, read_json(run_dir / "run.json")))
-
-
-def _open(trial: Mapping[str, Any], metric: str, measures: Mapping[str, Any] | None) -> bool:
-    """Nothing measured this metric in this trial (and no form filled it)."""
-    return _measured_value(metric, trial, measures) is None
-
-
-def _record(folder: Path, trial: Mapping[str, Any]) -> RunRecord:
-    return trial_record(folder, trial) or RunRecord()
+def _trials(run_dir: Path) -> list[tuple[Path, Trial]]:
+    """The finished trials of the run, in its plan's order, with their folders."""
+    return list(finished_trials(run_dir, read_plan(run_dir)))
 
 
 def _prompt(record: RunRecord) -> str:
@@ -170,10 +167,10 @@ def _prompt(record: RunRecord) -> str:
 def _prompts_vary(run_dir: Path, kinds: Mapping[str, Mapping[str, MetricKind]]) -> bool:
     """Whether one scenario's prompt differs between cells (it would tell the cells apart)."""
     seen: dict[tuple[str, str], set[str]] = {}
-    for folder, trial in _trials(run_dir):
-        if kinds.get(trial["case"]):
-            place = (trial["case"], trial["scenario"])
-            seen.setdefault(place, set()).add(_prompt(_record(folder, trial)))
+    for _, trial in _trials(run_dir):
+        if kinds.get(trial.case):
+            place = (trial.case, trial.scenario)
+            seen.setdefault(place, set()).add(_prompt(trial.record or RunRecord()))
     return any(len(prompts) > 1 for prompts in seen.values())
 
 
@@ -189,18 +186,15 @@ def _load_key(run_dir: Path, *, missing_ok: bool) -> _Key:
     return _Key(document["run_id"], dict(document["trials"]), dict(document.get("filled", {})))
 
 
-def _measures(run_dir: Path) -> dict[str, Any] | None:
-    path = run_dir / "measures.json"
-    return read_json(path) if path.is_file() else None
-
-
-def _left_open(run_dir: Path, kinds: Mapping[str, Mapping[str, MetricKind]], measures: Any) -> int:
+def _left_open(
+    trials: list[tuple[Path, Trial]], kinds: Mapping[str, Mapping[str, MetricKind]]
+) -> int:
     return sum(
         1
-        for _, trial in _trials(run_dir)
-        if trial.get("state") == "scored"
-        for metric in kinds.get(trial["case"], {})
-        if _open(trial, metric, measures)
+        for _, trial in trials
+        if trial.score is not None
+        for metric in kinds.get(trial.case, {})
+        if _measured(trial, metric) is None
     )
 
 
@@ -291,7 +285,6 @@ def _planned(
     run_dir: Path,
     key: _Key,
     kinds: Mapping[str, Mapping[str, MetricKind]],
-    measures: Mapping[str, Any] | None,
     refusals: list[str],
 ) -> tuple[str, Path, dict[str, Any], dict[str, str]] | None:
     """One [[trial]] table checked against the run; its refusals are added to `refusals`."""
@@ -300,15 +293,15 @@ def _planned(
         refusals.append(f"trial[{index}]: token {token!r} is not a trial of this run's form")
         return None
     folder = run_dir / key.trials[token]
-    trial = read_json(folder / "trial.json")
-    allowed = kinds.get(trial["case"], {})
+    trial = read_trial(folder)
+    allowed = kinds.get(trial.case, {})
     metrics, reasons = entry.get("metrics") or {}, entry.get("reasons") or {}
     if not isinstance(metrics, dict) or not isinstance(reasons, dict):
         refusals.append(f"trial {token}: `metrics` and `reasons` must be tables ([trial.metrics])")
         return None
     before = len(refusals)
     for name, value in metrics.items():
-        refusal = _refusal(name, value, allowed, trial, measures, key.filled.get(token, []))
+        refusal = _refusal(name, value, allowed, trial, key.filled.get(token, []))
         if refusal is not None:
             refusals.append(f"trial {token}: {refusal}")
     for name, reason in reasons.items():
@@ -323,17 +316,16 @@ def _refusal(
     name: str,
     value: Any,
     allowed: Mapping[str, MetricKind],
-    trial: Mapping[str, Any],
-    measures: Mapping[str, Any] | None,
+    trial: Trial,
     filled: list[str],
 ) -> str | None:
     if name not in allowed:
         known = ", ".join(allowed) or "none"
-        return f"'{name}' is not a form metric of case '{trial['case']}' (form metrics: {known})"
+        return f"'{name}' is not a form metric of case '{trial.case}' (form metrics: {known})"
     kind = allowed[name]
     if not _fits(value, kind):
         return f"{name} = {value!r} is not {_HINTS[kind][1]}"
-    measured = _measured_value(name, trial, measures)
+    measured = _measured(trial, name)
     if measured is not None and name not in filled:
         return (
             f"metric '{name}' was measured ({measured!r}): a form fills only what nothing "
@@ -350,33 +342,18 @@ def _fits(value: Any, kind: MetricKind) -> bool:
     return isinstance(value, str)
 
 
-def _measured_value(name: str, trial: Mapping[str, Any], measures: Mapping[str, Any] | None) -> Any:
-    value = (trial.get("metrics") or {}).get(name)
-    if value is not None:
-        return value
-    record = _measures_record(trial, measures)
-    return (record or {}).get("metrics", {}).get(name)
+def _measured(trial: Trial, metric: str) -> Any:
+    """What measured `metric` in the trial: a check of that name, a validator, a form."""
+    return trial.metric_values().get(metric)
 
 
-def _measures_record(
-    trial: Mapping[str, Any], measures: Mapping[str, Any] | None
-) -> dict[str, Any] | None:
-    place = ("cell", "case", "scenario", "trial")
-    for record in (measures or {}).get("trials", []):
-        if all(record.get(part) == trial.get(part) for part in place):
-            found: dict[str, Any] = record
-            return found
-    return None
-
-
-def _fill(folder: Path, metrics: dict[str, Any], reasons: dict[str, str], measures: Any) -> None:
-    path = folder / "trial.json"
-    trial = read_json(path)
-    trial.setdefault("metrics", {}).update(metrics)
+def _fill(folder: Path, metrics: dict[str, Any], reasons: dict[str, str]) -> None:
+    trial = read_trial(folder)
     said = {name: reasons.get(name, FILLED_REASON) for name in metrics}
-    trial.setdefault("metric_reasons", {}).update(said)
-    write_json(path, trial)
-    record = _measures_record(trial, measures)
-    if record is not None:
-        record.setdefault("metrics", {}).update(metrics)
-        record.setdefault("reasons", {}).update(said)
+    filled = trial.model_copy(
+        update={
+            "metrics": {**trial.metrics, **metrics},
+            "metric_reasons": {**trial.metric_reasons, **said},
+        }
+    )
+    write_trial(folder, filled)

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from sounding._files import write_text
 from sounding.checks import Judge
 from sounding.judge import JudgeError, judge_request, verdict_tool
 from sounding.spec import Case, ValidatorSpec
-from sounding.store import write_text
 from sounding.validators._answer import Answer
 from sounding.validators._context import FinishedTrial
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from sounding._files import write_bytes, write_text
 from sounding.checks._command import Finished, ended, last_line, run_in_group, seconds
 from sounding.spec import ValidatorSpec
 from sounding.spec._validators import SUITE_PLACEHOLDER
-from sounding.store import write_bytes, write_text
 from sounding.validators._answer import Answer, read_answer
 
 STDOUT_LIMIT = 1 << 20

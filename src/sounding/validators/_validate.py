@@ -18,6 +18,7 @@ from typing import Any
 from sounding.checks import Evidence, Judge
 from sounding.spec import ValidatorSpec
 from sounding.spec._validators import RESERVED_METRICS, declared_metrics
+from sounding.store import Trial
 from sounding.validators._answer import Answer
 from sounding.validators._context import FinishedTrial, write_context
 from sounding.validators._judge import run_judge
@@ -49,13 +50,12 @@ class Validation:
         return "invalid: " + "; ".join(self.problems) if self.problems else ""
 
     @classmethod
-    def from_trial(cls, document: Mapping[str, Any]) -> Validation:
-        """The metrics a stored trial.json kept, for re-scoring without running anything.
+    def from_trial(cls, trial: Trial) -> Validation:
+        """The metrics a stored trial kept, for re-scoring without running anything.
 
         A metric stored as None was unjudged; its reason is its stored reason.
         """
-        metrics: Mapping[str, Any] = document.get("metrics") or {}
-        reasons: Mapping[str, str] = document.get("metric_reasons") or {}
+        metrics, reasons = trial.metrics, trial.metric_reasons
         unjudged = {
             name: reasons.get(name, "not judged when the trial ran")
             for name, value in metrics.items()

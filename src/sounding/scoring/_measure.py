@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sounding.checks import CheckContext, CheckResult, Evidence, Judge
-from sounding.scoring import Kind, Measured, TrialScore, TrialVerdict, score_trial
+from sounding.scoring._trial import Kind, Measured, TrialScore, TrialVerdict, score_trial
 from sounding.spec import Assertion, CheckSpec, Invariant, Scenario
 
 COSTLY_FAMILIES = frozenset({"judge"})

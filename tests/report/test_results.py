@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from sounding.report import ResultsError, load_results
 from sounding.scoring import ScenarioVerdict
-from sounding.store import TrialKey
+from sounding.store import ResultsError, TrialKey, load_results
 
 VERDICTS = {
     "echoes": ScenarioVerdict.PASS,
@@ -37,7 +36,7 @@ def test_a_real_run_loads_with_its_plan_trials_and_summary(mixed_run: Path) -> N
 def test_a_trial_gives_its_record_and_artifacts(mixed_run: Path) -> None:
     results = load_results(mixed_run)
     wrong = next(s for s in results.scenarios if s.summary.scenario == "wrong")
-    record = results.record(wrong.trials[0])
+    record = wrong.trials[0].record
     assert record is not None and record.tools_called == ["lookup"]
     assert "+note for wrong" in (results.text(wrong.trials[0], "diff.patch") or "")
     broken = next(s for s in results.scenarios if s.summary.scenario == "broken")
@@ -54,10 +53,10 @@ def test_a_run_an_older_sounding_wrote_still_loads(
     results = load_results(run)
     assert {s.summary.scenario: s.summary.verdict for s in results.scenarios} == VERDICTS
     wrong = next(s for s in results.scenarios if s.summary.scenario == "wrong")
-    record = results.record(wrong.trials[0])
+    record = wrong.trials[0].record
     assert record is not None and record.tools_called == ["lookup"]
     broken = next(s for s in results.scenarios if s.summary.scenario == "broken")
-    assert results.record(broken.trials[0]) is None
+    assert broken.trials[0].record is None
 
 
 def test_a_record_of_an_unknown_schema_names_its_trial_file(
@@ -67,10 +66,8 @@ def test_a_record_of_an_unknown_schema_names_its_trial_file(
     trial_file = run / "trials/default/basic/wrong#1/trial.json"
     record = json.loads(trial_file.read_text())["record"]
     edit_json(trial_file, record={**record, "schema": "sounding.run/9"})
-    results = load_results(run)
-    wrong = next(s for s in results.scenarios if s.summary.scenario == "wrong")
     with pytest.raises(ResultsError, match=r"trial\.json: schema 'sounding\.run/9'"):
-        results.record(wrong.trials[0])
+        load_results(run)
 
 
 def test_fields_are_read_by_name_not_by_order(mixed_run: Path, copy_run: Any) -> None:
@@ -117,8 +114,8 @@ def test_a_damaged_file_is_refused_with_where_and_how(
 ) -> None:
     run = copy_run(mixed_run)
     trial_file = run / "trials/default/basic/echoes#1/trial.json"
-    edit_json(trial_file, state="half-done")
-    with pytest.raises(ResultsError, match=r"`state`.*re-run the trial"):
+    edit_json(trial_file, trial="the third")
+    with pytest.raises(ResultsError, match=r"`trial`.*re-run the trial"):
         load_results(run)
     trial_file.write_text("{not json")
     with pytest.raises(ResultsError, match="not readable as JSON"):

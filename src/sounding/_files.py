@@ -1,4 +1,4 @@
-"""Atomic writes: a reader (or a resumed run) never sees a half-written file."""
+"""Files sounding writes: atomically, so a reader (or a resumed run) never sees half a file."""
 
 from __future__ import annotations
 
@@ -17,10 +17,15 @@ def write_text(path: Path, text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
 
 
-def write_bytes(path: Path, data: bytes) -> None:
-    # one writer per (process, thread) at a time: the name cannot clash, no random name needed
+def temporary_path(path: Path) -> str:
+    """Where `path` is written before it is renamed into place: beside it, named for this
+    process and thread (one writer per thread at a time, so the name cannot clash)."""
     folder, name = os.path.split(path)
-    tmp = os.path.join(folder, f"{TMP_PREFIX}{name}.{os.getpid()}.{threading.get_ident()}")
+    return os.path.join(folder, f"{TMP_PREFIX}{name}.{os.getpid()}.{threading.get_ident()}")
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    tmp = temporary_path(path)
     fd = os.open(tmp, _FLAGS, 0o644)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -1,0 +1,156 @@
+"""Score without running: a stored run by today's case files, or one record against a case."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from sounding.checks import Evidence, Judge
+from sounding.record import load_record
+from sounding.runner._config import Suite, load_suite
+from sounding.runner._setup import make_judge
+from sounding.scoring import TrialScore, TrialVerdict, measure_trial
+from sounding.spec import Scenario, case_files, load_cases
+from sounding.store import Trial, finished_trials, read_plan, read_trial, stored_evidence
+from sounding.validators import Validation
+
+RESCORE_SCHEMA = "sounding.rescore/1"
+
+
+@dataclass(frozen=True)
+class Change:
+    """A trial whose verdict differs under today's rules, and the check that decided it."""
+
+    label: str
+    before: TrialVerdict
+    after: TrialVerdict
+    check: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "trial": self.label,
+            "before": self.before.value,
+            "after": self.after.value,
+            "check": self.check,
+        }
+
+
+@dataclass
+class Rescored:
+    """What re-scoring found: the verdicts that changed, and how many of each there are now."""
+
+    changes: list[Change] = field(default_factory=list)
+    verdicts: Counter[TrialVerdict] = field(default_factory=Counter)
+
+    @property
+    def trials(self) -> int:
+        return sum(self.verdicts.values())
+
+    def document(self) -> dict[str, Any]:
+        """The `--json` form (schema sounding.rescore/1)."""
+        return {
+            "schema": RESCORE_SCHEMA,
+            "trials": self.trials,
+            "verdicts": {verdict.value: n for verdict, n in self.verdicts.items()},
+            "changed": [change.as_dict() for change in self.changes],
+        }
+
+
+def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
+    """Measure every finished trial of a run again, one at a time (memory stays flat).
+
+    Judge verdicts come from the judge's cache when the request is unchanged, so re-scoring
+    never pays twice for the same verdict (unless the judge was made with `rejudge`).
+    """
+    plan = read_plan(run_dir)
+    suite = Path(plan.suite)
+    scenarios = {
+        (case.name, scenario.id): scenario
+        for case in load_cases(case_files(suite / "cases"), suite_dir=suite)
+        for scenario in case.scenarios
+    }
+    configured = _configured_env(suite)
+    found = Rescored()
+    for folder, trial in finished_trials(run_dir, plan):
+        scenario = scenarios.get((trial.case, trial.scenario))
+        if trial.score is None or scenario is None:
+            continue
+        env = {**configured, **scenario.env, **plan.cell_env(trial.cell)}
+        evidence = stored_evidence(folder, trial, extra=_given(trial, env))
+        now = measure_trial(scenario, evidence, suite_dir=suite, judge=judge)
+        found.verdicts[now.verdict] += 1
+        if now.verdict is not trial.verdict:
+            change = Change(trial.key.label, trial.verdict, now.verdict, decided(trial.score, now))
+            found.changes.append(change)
+    return found
+
+
+def _given(trial: Trial, env: dict[str, str]) -> dict[str, Any]:
+    return {"agent_env": env, **Validation.from_trial(trial).extra()}
+
+
+def decided(before: TrialScore, after: TrialScore) -> str:
+    """The check that decided the new verdict: for a fail or an error, the check it names;
+    for a pass, the check that had decided the old verdict, as it stands now."""
+    item = after.decided_by if after.verdict is not TrialVerdict.PASS else before.decided_by
+    if item is None:
+        return after.reason or "composite"
+    now = next((m for m in after.checks if m.name == item), None)
+    was = next((m for m in before.checks if m.name == item), None)
+    if now is None:
+        return item
+    status = f"{was.result.status.value} → " if was is not None else ""
+    reason = f" ({now.result.reason})" if now.result.reason else ""
+    return f"{item}: {status}{now.result.status.value}{reason}"
+
+
+def score_record(
+    case_path: Path,
+    scenario: Scenario,
+    record_path: Path,
+    *,
+    record_format: str | None = None,
+    trace_id: str | None = None,
+    workspace: Path | None = None,
+    rejudge: bool = False,
+) -> TrialScore:
+    """One record measured against a scenario, with the suite's judge when the case file
+    belongs to a suite. A trial.json is read with everything its trial left (its services'
+    recordings, its workspace, its validators' metrics), as re-scoring reads it."""
+    suite_dir = suite_of(case_path)
+    judge = _judge(suite_dir, rejudge)
+    if record_path.name == "trial.json":
+        folder = record_path.parent
+        trial = read_trial(folder)
+        evidence = stored_evidence(folder, trial, extra=Validation.from_trial(trial).extra())
+        if workspace is not None:
+            evidence = replace(evidence, workspace=workspace)
+    else:
+        record = load_record(record_path, format=record_format, trace_id=trace_id)
+        evidence = Evidence(record=record, workspace=workspace, scenario_id=scenario.id)
+    return measure_trial(scenario, evidence, suite_dir=suite_dir, judge=judge)
+
+
+def suite_of(case_file: Path) -> Path:
+    """The suite a case file belongs to: the folder above `cases/`, or its own folder."""
+    parent = case_file.resolve().parent
+    return parent.parent if parent.name == "cases" else parent
+
+
+def _configured_env(suite: Path) -> dict[str, str]:
+    """`[agent] env` as the suite declares it today (secrets are never stored with a run)."""
+    if not Suite.exists(suite):
+        return {}
+    return load_suite(suite).agent_env
+
+
+def _judge(suite: Path, rejudge: bool) -> Judge | None:
+    """The suite's judge, if it is a suite and declares one."""
+    return make_judge(load_suite(suite), rejudge=rejudge) if Suite.exists(suite) else None
+
+
+def judge_for_run(run_dir: Path, *, rejudge: bool = False) -> Judge | None:
+    """The judge of the suite a stored run came from."""
+    return _judge(Path(read_plan(run_dir).suite), rejudge)
