@@ -37,7 +37,18 @@ def _usage_error(message: str) -> NoReturn:
     raise SystemExit(ExitCode.USAGE)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group: a Ctrl-C anywhere, even before a run has started, exits 130."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            _console(stderr=True).print("[yellow]interrupted[/]")
+            raise SystemExit(ExitCode.INTERRUPTED) from None
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="sounding")
 def main() -> None:
     """sounding: does my agent work, reliably?

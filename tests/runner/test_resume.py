@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -93,3 +94,22 @@ def test_ctrl_c_stops_at_once_keeps_finished_trials_and_resumes(suite: Any, tmp_
     assert done.returncode == 0, done.stdout + done.stderr
     counts = {p.name: len(p.read_text()) for p in log.iterdir()}
     assert counts == {"t1": 1, "t2": 1, "t3": 2, "t4": 1, "t5": 1}
+
+
+def test_ctrl_c_at_any_moment_exits_130_without_a_traceback(suite: Any) -> None:
+    """Interrupt a busy run of short trials at many different moments: every time, 130 and
+    the resume hint, never a traceback (the run's main thread once died of a Ctrl-C that
+    landed inside a pure-Python lock wait: `RuntimeError: release unlocked lock`)."""
+    suite.callable_agent("quick", "def answer(prompt, context):\n    return 'ok'\n")
+    suite.write("cases/c.yaml", "scenarios:\n  - {id: a, user: hi, trials: 20000}\n")
+    for delay in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8):
+        process = suite.start("--parallel", "4")
+        started = time.monotonic()
+        while not list(suite.root.glob("results/*/run.json")) and time.monotonic() < started + 30:
+            time.sleep(0.01)  # the run has loaded its cases and planned: trials are starting
+        time.sleep(delay)
+        err = suite.interrupt(process)
+        assert "Traceback" not in err, err
+        (run,) = suite.runs()
+        assert f"--resume {run.name}" in err, err
+        shutil.rmtree(run)

@@ -185,25 +185,44 @@ def test_a_trial_that_produced_a_result_is_never_rerun(suite: Any, tmp_path: Pat
     assert trial["verdict"] == "fail"
 
 
-def test_trials_run_in_parallel(suite: Any, tmp_path: Path) -> None:
-    stamps = tmp_path / "stamps"
-    stamps.mkdir()
-    suite.agent(
-        f"""
-        import os, sys, time
-        sys.stdin.read()
-        start = time.time(); time.sleep(0.4); end = time.time()
-        name = os.environ["SOUNDING_TRIAL"]
-        open(os.path.join({str(stamps)!r}, name), "w").write(f"{{start}} {{end}}")
-        print("ok")
-        """
-    )
-    suite.write("cases/par.yaml", "scenarios:\n  - {id: s, user: hi, trials: 2}\n")
-    suite.run("--parallel", "2")
+STAMPING_AGENT = """
+import os, sys, time
+sys.stdin.read()
+start = time.time(); time.sleep(0.4); end = time.time()
+name = os.environ["SOUNDING_TRIAL"]
+open(os.path.join({stamps!r}, name), "w").write(f"{{start}} {{end}}")
+print("ok")
+"""
+
+
+def _overlapped(stamps: Path) -> bool:
     (a_start, a_end), (b_start, b_end) = (
         tuple(map(float, p.read_text().split())) for p in sorted(stamps.iterdir())
     )
-    assert a_start < b_end and b_start < a_end, "the two trials did not overlap"
+    return a_start < b_end and b_start < a_end
+
+
+def test_trials_run_in_parallel(suite: Any, tmp_path: Path) -> None:
+    stamps = tmp_path / "stamps"
+    stamps.mkdir()
+    suite.agent(STAMPING_AGENT.format(stamps=str(stamps)))
+    suite.write("cases/par.yaml", "scenarios:\n  - {id: s, user: hi, trials: 2}\n")
+    suite.run("--parallel", "2")
+    assert _overlapped(stamps), "the two trials did not overlap"
+
+
+def test_defaults_parallel_in_sounding_toml_is_honoured(suite: Any, tmp_path: Path) -> None:
+    stamps = tmp_path / "stamps"
+    stamps.mkdir()
+    suite.agent(
+        STAMPING_AGENT.format(stamps=str(stamps)), extra_config="[defaults]\nparallel = 1\n"
+    )
+    suite.write("cases/par.yaml", "scenarios:\n  - {id: s, user: hi, trials: 2}\n")
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not _overlapped(stamps), "[defaults] parallel = 1, yet two trials ran at once"
+    suite.run("--parallel", "2")  # the command line still wins
+    assert _overlapped(stamps)
 
 
 def test_multi_turn_scenarios_run_as_one_conversation(suite: Any) -> None:

@@ -98,7 +98,8 @@ def run_suite(
     on_note: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Plan, execute and aggregate a run. Finished trials of a resumed run never run again."""
-    layout, options = _layout(suite, options)
+    resumed = _resumed(suite, options) if options.resume else None
+    options = resumed[1] if resumed else options
     cases = load_cases(suite.case_files(options.cases), suite_dir=suite.root)
     settings = TrialSettings(agent=agent, suite_root=suite.root, **(settings_extra or {}))
     _require_judge(cases, settings)
@@ -106,31 +107,50 @@ def run_suite(
     if on_note is not None:
         for note in blinding_notes(cases, suite.cells):
             on_note(note)
-    plans = _plan(suite, cases, options, layout)
-    write_plan(layout.root, _run_plan(suite, options, layout, plans))
-    pending = _unfinished(plans) if options.resume else plans  # a new run's folder is empty
+    layout = resumed[0] if resumed else allocate_run(suite.results_dir)
+    try:
+        plans = _plan(suite, cases, options, layout)
+        write_plan(layout.root, _run_plan(suite, options, layout, plans))
+    except BaseException:  # a run stopped before its plan was written leaves no folder
+        if resumed is None:
+            shutil.rmtree(layout.root, ignore_errors=True)
+        raise
+    pending = _unfinished(plans) if resumed else plans  # a new run's folder is empty
     if on_plan:
         on_plan(len(plans), len(plans) - len(pending))
-    tally = _Tally(cases)
-    measures = Measures(layout.root, layout.run_id)
+    collected = _Collected(cases, layout)
     try:
         for trial in _finished_before(plans, pending):
-            tally.add(trial)
-            measures.add(trial)
-        for trial in _execute(pending, settings, _parallel(suite, options)):
-            tally.add(trial)
-            measures.add(trial)
+            collected.add(trial)
+        _execute(pending, settings, _parallel(suite, options), collected, on_trial)
+    except BaseException as stop:
+        collected.discard()
+        if isinstance(stop, KeyboardInterrupt):
+            raise RunInterrupted(collected.ran, layout.root) from None
+        raise
+    return RunResult(layout, collected.close(), collected.ran)
+
+
+def _execute(
+    pending: list[TrialPlan],
+    settings: TrialSettings,
+    parallel: int,
+    collected: _Collected,
+    on_trial: Progress | None,
+) -> None:
+    """Run the pending trials, each collected as it finishes (it is on disk by then). When
+    the run stops early, no new trial starts and running agents are killed, unfinished."""
+    RUNNING.stopping.clear()
+    pool = TrialPool(pending, settings, parallel)
+    try:
+        for trial in pool.outcomes():
+            collected.add(trial, ran=True)
             if on_trial is not None:
                 on_trial(trial)
-    except BaseException as stop:
-        measures.discard()
-        if isinstance(stop, RunInterrupted):
-            raise RunInterrupted(stop.finished, layout.root) from None
+    except BaseException:
+        RUNNING.stop_all()
+        pool.stop(_STOP_GRACE)
         raise
-    measures.close()
-    summary = RunSummary(run_id=layout.run_id, scenarios=tally.summaries())
-    write_summary(layout.root, summary)
-    return RunResult(layout, summary, len(pending))
 
 
 def _parallel(suite: Suite, options: RunOptions) -> int:
@@ -144,21 +164,6 @@ def _finished_before(plans: list[TrialPlan], pending: list[TrialPlan]) -> Iterat
     for plan in plans:
         if plan.key not in waiting:
             yield read_trial(plan.folder)
-
-
-def _execute(pending: list[TrialPlan], settings: TrialSettings, parallel: int) -> Iterator[Trial]:
-    """The pending trials as they finish: each is on disk (trial.json) when it comes."""
-    RUNNING.stopping.clear()
-    pool = TrialPool(pending, settings, parallel)
-    ran = 0
-    try:
-        for trial in pool.outcomes():
-            ran += 1
-            yield trial
-    except KeyboardInterrupt:
-        RUNNING.stop_all()  # no new trial starts; running agents are killed, left unfinished
-        pool.stop(_STOP_GRACE)
-        raise RunInterrupted(ran) from None
 
 
 def _check_judge_models(suite: Suite, cases: list[Case], settings: TrialSettings) -> None:
@@ -200,9 +205,9 @@ def _require_judge(cases: list[Case], settings: TrialSettings) -> None:
                     )
 
 
-def _layout(suite: Suite, options: RunOptions) -> tuple[RunLayout, RunOptions]:
-    if options.resume is None:
-        return allocate_run(suite.results_dir), options
+def _resumed(suite: Suite, options: RunOptions) -> tuple[RunLayout, RunOptions]:
+    """The folder of the run `--resume` names, and the options it was started with."""
+    assert options.resume is not None
     root = suite.results_dir / options.resume
     if not (root / "run.json").is_file():
         raise SuiteConfigError(
@@ -280,23 +285,36 @@ class _Counted:
     duration_ms: float
 
 
-class _Tally:
-    """The run's trials counted per cell and scenario as they finish."""
+class _Collected:
+    """The run's finished trials as they come: each added to measures.json and counted per
+    cell and scenario, for the summary; nothing more of them is kept."""
 
-    def __init__(self, cases: list[Case]) -> None:
+    def __init__(self, cases: list[Case], layout: RunLayout) -> None:
         self._scenarios = {(c.name, s.id): s for c in cases for s in c.scenarios}
         self._order = {place: i for i, place in enumerate(self._scenarios)}
         self._counted: dict[tuple[str, str, str], list[_Counted]] = {}
+        self._measures = Measures(layout.root, layout.run_id)
+        self._run_id = layout.run_id
+        self.ran = 0  # trials run now (not those a resumed run had finished before)
 
-    def add(self, trial: Trial) -> None:
+    def add(self, trial: Trial, *, ran: bool = False) -> None:
         composite = trial.score.composite if trial.score else None
         counted = _Counted(trial.trial, trial.verdict, composite, trial.reason, trial.duration_ms)
         self._counted.setdefault((trial.cell, trial.case, trial.scenario), []).append(counted)
+        self._measures.add(trial)
+        self.ran += ran
 
-    def summaries(self) -> list[ScenarioSummary]:
-        """One line per cell × scenario, in case-file order."""
+    def close(self) -> RunSummary:
+        """measures.json in place, and summary.json: one line per cell × scenario, in
+        case-file order."""
+        self._measures.close()
         keys = sorted(self._counted, key=lambda k: (k[0], self._order.get(k[1:], 0)))
-        return [self._summary(key) for key in keys]
+        summary = RunSummary(run_id=self._run_id, scenarios=[self._summary(k) for k in keys])
+        write_summary(self._measures.root, summary)
+        return summary
+
+    def discard(self) -> None:
+        self._measures.discard()
 
     def _summary(self, key: tuple[str, str, str]) -> ScenarioSummary:
         cell, case, scenario_id = key

@@ -153,6 +153,7 @@ class Measures:
     order they finished, put in place whole when the run ends (`close`)."""
 
     def __init__(self, root: Path, run_id: str) -> None:
+        self.root = root
         self._path = root / MEASURES_FILE
         self._tmp = temporary_path(self._path)
         self._file: IO[str] = open(self._tmp, "w", encoding="utf-8")  # noqa: SIM115
