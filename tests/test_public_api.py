@@ -113,6 +113,7 @@ PINNED = {
         "ServiceSet",
         "ServiceSettings",
         "load_service_evidence",
+        "missing_driver",
         "start_services",
         "validate_service_specs",
     ],

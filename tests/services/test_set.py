@@ -28,6 +28,7 @@ def test_the_public_surface_is_what_all_says() -> None:
         "ServiceSet",
         "ServiceSettings",
         "load_service_evidence",
+        "missing_driver",
         "start_services",
         "validate_service_specs",
     ]

@@ -16,6 +16,7 @@ if _typing.TYPE_CHECKING:
     from sounding.services._base import ServiceError, ServiceSettings
     from sounding.services._set import ServiceSet, load_service_evidence, start_services
     from sounding.services._specs import validate_service_specs
+    from sounding.services._sql_server import missing_driver
 
 # each name, by the module that defines it: a run whose cases declare no service loads the
 # settings alone, not the services' modules
@@ -23,6 +24,7 @@ _HOMES = {
     **dict.fromkeys(("ServiceError", "ServiceSettings"), "_base"),
     **dict.fromkeys(("ServiceSet", "load_service_evidence", "start_services"), "_set"),
     "validate_service_specs": "_specs",
+    "missing_driver": "_sql_server",
 }
 __getattr__ = _lazy_names(__name__, _HOMES)
 
@@ -31,6 +33,7 @@ __all__ = [
     "ServiceSet",
     "ServiceSettings",
     "load_service_evidence",
+    "missing_driver",
     "start_services",
     "validate_service_specs",
 ]
