@@ -8,8 +8,9 @@ Fields: `request_count`, `last_request`, `requests[N]` (N from 0; -1 is the last
   case; clients add headers of their own, which are ignored); on a request: each listed
   key (method, path, query, headers, body) equals by the rules above.
 - `contains` on a body: text is a substring, a mapping or list is a part of the JSON
-  body; on headers: a name means the header is present, a mapping means each listed
-  header's value contains the text; on a request: each listed key contains its value.
+  body; on headers: a name (or a list of names) means the header is (each is) present, a
+  mapping means each listed header's value contains the text; on a request: each listed
+  key contains its value. Header names ignore case everywhere.
 
 The check fails when any assertion fails, and says which (`assertions[i]` and the field).
 """
@@ -80,6 +81,8 @@ class HttpAssertion(Params):
                 _check_request_keys(getattr(self, name), name)
         if part == "headers" and "equals" in given and not isinstance(self.equals, Mapping):
             raise ValueError("equals: on headers takes a mapping of header: value")
+        if part == "headers" and "contains" in given:
+            _check_headers_contain(self.contains)
         return self
 
     @property
@@ -108,6 +111,17 @@ def _check_request_keys(value: Any, operator: str) -> None:
     if unknown:
         raise ValueError(
             f"{operator}: unknown request keys {unknown} (known: {sorted(REQUEST_KEYS)})"
+        )
+    if operator == "contains" and "headers" in value:
+        _check_headers_contain(value["headers"])
+
+
+def _check_headers_contain(value: Any) -> None:
+    names = isinstance(value, list) and all(isinstance(name, str) for name in value)
+    if not (isinstance(value, str | Mapping) or names):
+        raise ValueError(
+            "contains: on headers takes a header name, a list of names (each must be there), "
+            "or a mapping of header: text (each value must contain its text)"
         )
 
 
@@ -255,6 +269,8 @@ def _headers_contain(headers: Mapping[str, Any], expected: Any) -> bool:
     folded = {str(k).lower(): str(v) for k, v in headers.items()}
     if isinstance(expected, str):
         return expected.lower() in folded
+    if isinstance(expected, list):
+        return all(str(name).lower() in folded for name in expected)
     if isinstance(expected, Mapping):
         return all(str(v) in folded.get(str(k).lower(), "") for k, v in expected.items())
     return False
