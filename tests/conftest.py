@@ -9,6 +9,7 @@ instead of a skip. Override the addresses with SOUNDING_TEST_POSTGRES / SOUNDING
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -176,8 +177,8 @@ class _Server(ThreadingHTTPServer):
         pass  # a client that gave up (a timeout test) breaks the pipe; that is expected
 
 
-@pytest.fixture
-def llm_server() -> Iterator[ScriptedLLM]:
+@contextlib.contextmanager
+def _scripted_llm() -> Iterator[ScriptedLLM]:
     script = ScriptedLLM()
     server = _Server(("127.0.0.1", 0), _handler(script))
     thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
@@ -188,6 +189,19 @@ def llm_server() -> Iterator[ScriptedLLM]:
     server.shutdown()
     server.server_close()
     thread.join(timeout=5)
+
+
+@pytest.fixture
+def llm_server() -> Iterator[ScriptedLLM]:
+    with _scripted_llm() as script:
+        yield script
+
+
+@pytest.fixture
+def other_llm_server() -> Iterator[ScriptedLLM]:
+    """A second scripted server, at another address: another judge server."""
+    with _scripted_llm() as script:
+        yield script
 
 
 @pytest.fixture(scope="session")
