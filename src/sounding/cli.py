@@ -132,7 +132,11 @@ def score(
         case = load_case(target)
         scenario = _pick_scenario(case, scenario_id)
         record = load_record(record_path, format=record_format, trace_id=trace_id)
-    except (SpecError, RecordError) as exc:
+    except RecordError as exc:
+        if exc.needs == "trace_id":
+            exc = exc.with_fix("name one with --trace-id ID, or export a single trace")
+        _usage_error(str(exc))
+    except SpecError as exc:
         _usage_error(str(exc))
     evidence = Evidence(record=record, workspace=workspace, scenario_id=scenario.id)
     result = measure_trial(scenario, evidence, suite_dir=_suite_dir(target))

@@ -240,6 +240,7 @@ def pick_trace(spans: list[Span], trace_id: str | None, source: str) -> list[Spa
         source,
         problem,
         "name one with parse_otel(data, source, trace_id=...), or export a single trace",
+        needs="trace_id",
     )
 
 
