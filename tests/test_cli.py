@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 CASE = ROOT / "examples/support-records/cases/refunds.yaml"
 OK = ROOT / "examples/support-records/records/refund-ok.jsonl"
@@ -94,3 +96,21 @@ def test_the_command_leaves_with_its_exit_code_and_everything_it_printed() -> No
             [sys.executable, "-c", script, given], capture_output=True, text=True, check=False
         )
         assert (done.returncode, done.stderr, len(done.stdout)) == (code, said, 100_000)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["score", str(CASE), "--record", "--json"],
+        ["score", str(CASE), "--record", str(OK), "--workspace", "--json"],
+        ["form", "export", ".", "--out", "--json"],
+    ],
+)
+def test_a_file_option_refuses_an_option_as_its_value(
+    args: list[str], tmp_path: Path, sounding: Any
+) -> None:
+    option = args[args.index("--json") - 1]
+    (tmp_path / "--json").mkdir()  # even where such a file exists, it is a forgotten value
+    done = sounding(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout
+    assert f"{option} takes a file name, not the option '--json'" in " ".join(done.stderr.split())

@@ -48,6 +48,21 @@ def _usage_error(message: str) -> NoReturn:
     raise SystemExit(ExitCode.USAGE)
 
 
+class _FilePath(click.Path):
+    """A path given to an option; a value that starts with `--` is the next option, taken
+    as the path because the path was left out (`report RUN --markdown --json`)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.startswith("--") and param is not None:
+            option = param.opts[0]
+            raise click.UsageError(
+                f"{option} takes a file name, not the option '{value}'; write {option} FILE "
+                "(a file whose name starts with -- is written ./--name)",
+                ctx,
+            )
+        return super().convert(value, param, ctx)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="sounding")
 def main() -> None:
@@ -90,7 +105,7 @@ def _case_files(path: Path) -> list[Path]:
 @click.option(
     "--record",
     "record_path",
-    type=click.Path(exists=True, path_type=Path),
+    type=_FilePath(exists=True, path_type=Path),
     help="The run record: a JSONL trace, OpenAI or Anthropic messages, OTLP/JSON, a record.",
 )
 @click.option(
@@ -101,7 +116,7 @@ def _case_files(path: Path) -> list[Path]:
 )
 @click.option(
     "--workspace",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=_FilePath(exists=True, file_okay=False, path_type=Path),
     help="The final workspace, for file and command checks.",
 )
 @click.option("--scenario", "scenario_id", help="The scenario of the case file to score against.")
@@ -288,7 +303,7 @@ def init(directory: Path) -> None:
     console.print(f"next: sounding run {_escape(str(directory))}")
 
 
-_OUT = click.Path(dir_okay=False, path_type=Path)
+_OUT = _FilePath(dir_okay=False, path_type=Path)
 
 
 @main.command()
