@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from sounding._measure import measure_trial
+from sounding._words import counted
 from sounding.checks import Evidence
 from sounding.record import RecordError, load_record
 from sounding.runner._exit import ExitCode
@@ -90,7 +91,7 @@ def validate(paths: tuple[Path, ...]) -> None:
         except SpecError as exc:
             _usage_error(str(exc))
     scenarios = sum(len(case.scenarios) for case in cases)
-    _console().print(f"ok: {len(cases)} case files, {scenarios} scenarios")
+    _console().print(f"ok: {counted(len(cases), 'case file')}, {counted(scenarios, 'scenario')}")
 
 
 def _case_files(path: Path) -> list[Path]:
@@ -267,7 +268,7 @@ def run(
     except RunInterrupted as stop:
         where = stop.root.name if stop.root else "RUN_ID"
         _console(stderr=True).print(
-            f"[yellow]interrupted[/]: {stop.finished} trials finished and kept in "
+            f"[yellow]interrupted[/]: {counted(stop.finished, 'trial')} finished and kept in "
             f"{_escape(str(stop.root))}; finish the run with: "
             f"sounding run {_escape(str(suite_dir))} --resume {_escape(where)}"
         )
@@ -355,8 +356,8 @@ def form_export(run_dir: Path, out: Path | None) -> None:
         done = export_form(run_dir, out)
     except FormError as exc:
         _usage_error(str(exc))
-    left = "nothing left to fill" if not done.trials else f"{done.metrics} metrics to fill"
-    _console().print(f"wrote {_escape(str(done.path))}: {done.trials} trials, {left}")
+    left = f"{counted(done.metrics, 'metric')} to fill" if done.trials else "nothing left to fill"
+    _console().print(f"wrote {_escape(str(done.path))}: {counted(done.trials, 'trial')}, {left}")
 
 
 @form.command("import")
@@ -371,7 +372,8 @@ def form_import(run_dir: Path, file: Path) -> None:
     except FormError as exc:
         _usage_error(str(exc))
     _console().print(
-        f"filled {done.metrics} metrics in {done.trials} trials; {done.left} still unfilled"
+        f"filled {counted(done.metrics, 'metric')} in {counted(done.trials, 'trial')}; "
+        f"{done.left} still unfilled"
     )
 
 

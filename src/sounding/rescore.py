@@ -16,6 +16,7 @@ import click
 from sounding._fork import can_fork, forked_parts
 from sounding._heap import collector_paused, long_lived
 from sounding._measure import measure_trial
+from sounding._words import counted
 from sounding.checks import Evidence, Judge, ServiceEvidence
 from sounding.record import RunRecord
 from sounding.runner._config import SuiteConfigError, load_suite
@@ -228,7 +229,8 @@ def rescore_command(run_dir: Path, *, as_json: bool, rejudge: bool = False) -> i
     else:
         for change in found.changes:
             click.echo(f"{change.label}: {change.before} → {change.after}  ({change.check})")
-        click.echo(f"re-scored {found.trials} trials: {len(found.changes)} verdicts changed")
+        changed = counted(len(found.changes), "verdict")
+        click.echo(f"re-scored {counted(found.trials, 'trial')}: {changed} changed")
     verdicts = set(found.verdicts)
     if "error" in verdicts:
         return ExitCode.ERROR

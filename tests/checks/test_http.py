@@ -85,7 +85,7 @@ def test_assertions_that_hold_pass(item: dict[str, Any]) -> None:
     [
         (
             {"field": "request_count", "filters": POSTS, "equals": 1},
-            "expected 1 matching requests, got 2",
+            "expected 1 matching request, got 2",
         ),
         ({"field": "last_request.body", "contains": "invoice"}, "expected it to contain 'invoice'"),
         (
@@ -123,6 +123,18 @@ def test_the_failure_names_each_failing_assertion_by_index_and_field() -> None:
     assert result.details["failures"][0].startswith("assertions[1] (last_request.body): ")
     assert result.details["failures"][1].startswith("assertions[2] (requests[0].headers): ")
     assert len(result.details["failures"]) == 2
+
+
+def test_a_pass_counts_assertions_and_requests_in_words() -> None:
+    one = [{"field": "request_count", "equals": 1}]
+    assert assertions(*one, requests=REQUESTS[:1]).reason == (
+        "1 assertion held on 'smtp' (1 request recorded)"
+    )
+    two = [
+        {"field": "request_count", "equals": 3},
+        {"field": "last_request.body", "contains": "notice"},
+    ]
+    assert assertions(*two).reason == "2 assertions held on 'smtp' (3 requests recorded)"
 
 
 def test_equals_and_contains_together_must_both_hold() -> None:

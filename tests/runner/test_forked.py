@@ -104,7 +104,7 @@ def test_a_worker_process_that_dies_leaves_the_rest_of_its_batch_to_resume(
     (run,) = suite.runs()
     unfinished = 200 - len(suite.trials(run))
     assert 0 < unfinished <= 50  # trial 100 and the rest of its batch (of 50 at most)
-    assert f"({unfinished} error)" in died.stdout
+    assert f"({unfinished} error{'s' * (unfinished != 1)})" in died.stdout
     measures = json.loads((run / "measures.json").read_text())["trials"]
     errors = [m["reason"] for m in measures if m["state"] == "error"]
     assert len(errors) == unfinished

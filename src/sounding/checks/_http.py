@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from sounding._words import counted
 from sounding.checks._base import CheckContext, CheckResult, Params, ServiceEvidence
 from sounding.checks._registry import registry
 
@@ -148,8 +149,8 @@ def http_mock_assertions(params: HttpMockParams, context: CheckContext) -> Check
         return CheckResult.failed("; ".join(failures), failures=failures)
     count = len(params.assertions)
     return CheckResult.passed(
-        f"{count} assertion{'s' * (count != 1)} held on '{params.service}' "
-        f"({len(requests)} requests recorded)"
+        f"{counted(count, 'assertion')} held on '{params.service}' "
+        f"({counted(len(requests), 'request')} recorded)"
     )
 
 
@@ -180,11 +181,12 @@ def failure(assertion: HttpAssertion, requests: list[Mapping[str, Any]]) -> str 
         return (
             None
             if len(selected) == assertion.equals
-            else (f"expected {assertion.equals} matching requests, got {len(selected)}")
+            else f"expected {counted(assertion.equals, 'matching request')}, got {len(selected)}"
         )
     request = _pick(selected, assertion.index)
     if request is None:
-        return f"no such request: {len(selected)} matching requests were recorded"
+        recorded = counted(len(selected), "matching request")
+        return f"no such request: {recorded} {'was' if len(selected) == 1 else 'were'} recorded"
     value = _value(request, assertion.part)
     given = assertion.model_fields_set
     if "equals" in given and not _equals(assertion.part, value, assertion.equals):

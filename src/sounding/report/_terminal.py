@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from sounding._words import counted
 from sounding.runner._run import ScenarioLine
 from sounding.runner._trial import TrialOutcome
 
@@ -68,7 +69,7 @@ def _line_parts(line: ScenarioLine) -> tuple[str, str, str]:
     judged = line.result.passed + line.result.failed
     counts = f"{line.result.passed}/{judged}"
     if line.result.errors:
-        counts += f" ({line.result.errors} error)"
+        counts += f" ({counted(line.result.errors, 'error')})"
     cell = "" if line.cell == "default" else f"[{line.cell}] "
     reason = line.first_failure.replace("\n", " ")
     if len(reason) > _REASON_WIDTH:
@@ -92,6 +93,8 @@ def print_summary(
     trials = sum(line.result.trials for line in lines)
     parts = ", ".join(f"[{STYLES[v]}]{n} {v}[/]" for v, n in totals.items())
     console.print(
-        f"\n{parts} — {len(lines)} scenarios, {trials} trials in {seconds:.2f}s", highlight=False
+        f"\n{parts} — {counted(len(lines), 'scenario')}, {counted(trials, 'trial')} in "
+        f"{seconds:.2f}s",
+        highlight=False,
     )
     console.print(f"artifacts: {artifacts}", highlight=False, soft_wrap=True)
