@@ -50,11 +50,16 @@ def test_an_errored_check_exits_3(tmp_path: Path, sounding: Any) -> None:
         "scenarios:\n  - id: s\n    user: x\n    invariants:\n      broken:\n"
         "        description: a broken script\n"
         "        check: {type: custom, script: checks/broken.py}\n"
+        "      answered:\n        description: the run ended well\n"
+        "        check: {type: no_error}\n"
     )
     done = sounding("score", str(case), "--record", str(OK), "--json")
     assert done.returncode == 3
     result = json.loads(done.stdout)
     assert result["verdict"] == "error" and "broken" in result["reason"]
+    assert result["composite"] is None
+    shown = sounding("score", str(case), "--record", str(OK))
+    assert shown.stdout.strip().splitlines()[-1].startswith("ERROR composite — (threshold 1.00)")
 
 
 def test_validate_accepts_good_cases_and_refuses_bad_ones_with_file_and_line(

@@ -65,7 +65,7 @@ class Measured(DeferredModel):
 
 
 class TrialScore(DeferredModel):
-    """The verdict of one trial and how it was reached."""
+    """The verdict of one trial and how it was reached; an errored trial has no composite."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -116,6 +116,8 @@ def score_trial(items: list[Measured], threshold: float) -> TrialScore:
         verdict, reason = TrialVerdict.FAIL, _first_failure(failures, value, threshold)
     else:
         verdict, reason = TrialVerdict.PASS, ""
+    if verdict is TrialVerdict.ERROR:
+        value = None  # an open trial has no composite: what is left of it is no score
     return trusted(  # every value made here, from measured items: nothing to validate
         TrialScore,
         verdict=verdict,
