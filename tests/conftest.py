@@ -9,8 +9,10 @@ instead of a skip. Override the addresses with SOUNDING_TEST_POSTGRES / SOUNDING
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shlex
 import subprocess
 import sys
 import threading
@@ -22,6 +24,15 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import HealthCheck, settings
+
+# Property tests on a loaded machine (CI's two cores, shared): a bounded number of examples,
+# no per-example deadline and no "too slow" health check, so load cannot fail them. The
+# profile is the default; HYPOTHESIS_PROFILE=default gives Hypothesis's own settings back.
+settings.register_profile(
+    "ci", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 POSTGRES = os.environ.get(
     "SOUNDING_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -45,6 +56,24 @@ def _server(url: str, what: str) -> str:
 
 
 Sounding = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def this_python_on_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """`python3` and `python` on PATH are the interpreter running the tests.
+
+    The shipped examples run `python3 {suite}/agent.py`, and validators start with
+    `#!/usr/bin/env python3`: without this, they would run whatever python3 the shell finds
+    first, which lacks sounding and its dependencies unless a virtualenv is activated.
+    """
+    folder = tmp_path_factory.mktemp("python-on-path")
+    for name in ("python3", "python"):
+        shim = folder / name
+        shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+        shim.chmod(0o755)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
+        yield folder
 
 
 @pytest.fixture(scope="session")
@@ -176,8 +205,8 @@ class _Server(ThreadingHTTPServer):
         pass  # a client that gave up (a timeout test) breaks the pipe; that is expected
 
 
-@pytest.fixture
-def llm_server() -> Iterator[ScriptedLLM]:
+@contextlib.contextmanager
+def _scripted_llm() -> Iterator[ScriptedLLM]:
     script = ScriptedLLM()
     server = _Server(("127.0.0.1", 0), _handler(script))
     thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
@@ -188,6 +217,19 @@ def llm_server() -> Iterator[ScriptedLLM]:
     server.shutdown()
     server.server_close()
     thread.join(timeout=5)
+
+
+@pytest.fixture
+def llm_server() -> Iterator[ScriptedLLM]:
+    with _scripted_llm() as script:
+        yield script
+
+
+@pytest.fixture
+def other_llm_server() -> Iterator[ScriptedLLM]:
+    """A second scripted server, at another address: another judge server."""
+    with _scripted_llm() as script:
+        yield script
 
 
 @pytest.fixture(scope="session")

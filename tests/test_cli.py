@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 CASE = ROOT / "examples/support-records/cases/refunds.yaml"
 OK = ROOT / "examples/support-records/records/refund-ok.jsonl"
@@ -48,17 +50,22 @@ def test_an_errored_check_exits_3(tmp_path: Path, sounding: Any) -> None:
         "scenarios:\n  - id: s\n    user: x\n    invariants:\n      broken:\n"
         "        description: a broken script\n"
         "        check: {type: custom, script: checks/broken.py}\n"
+        "      answered:\n        description: the run ended well\n"
+        "        check: {type: no_error}\n"
     )
     done = sounding("score", str(case), "--record", str(OK), "--json")
     assert done.returncode == 3
     result = json.loads(done.stdout)
     assert result["verdict"] == "error" and "broken" in result["reason"]
+    assert result["composite"] is None
+    shown = sounding("score", str(case), "--record", str(OK))
+    assert shown.stdout.strip().splitlines()[-1].startswith("ERROR composite — (threshold 1.00)")
 
 
 def test_validate_accepts_good_cases_and_refuses_bad_ones_with_file_and_line(
     tmp_path: Path, sounding: Any
 ) -> None:
-    assert sounding("validate", str(CASE)).stdout.startswith("ok: 1 case files, 1 scenarios")
+    assert sounding("validate", str(CASE)).stdout.startswith("ok: 1 case file, 1 scenario\n")
     bad = tmp_path / "bad.yaml"
     bad.write_text(
         "scenarios:\n  - id: s\n    user: x\n    expect:\n      - tool_caled: {name: x}\n"
@@ -100,3 +107,64 @@ def test_the_command_runs_the_atexit_handlers_of_what_it_loaded(tmp_path: Path) 
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert flushed.read_text() == "spans flushed"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["score", str(CASE), "--record", "--json"],
+        ["score", str(CASE), "--record", str(OK), "--workspace", "--json"],
+        ["form", "export", ".", "--out", "--json"],
+    ],
+)
+def test_a_file_option_refuses_an_option_as_its_value(
+    args: list[str], tmp_path: Path, sounding: Any
+) -> None:
+    option = args[args.index("--json") - 1]
+    (tmp_path / "--json").mkdir()  # even where such a file exists, it is a forgotten value
+    done = sounding(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout
+    assert f"{option} takes a file name, not the option '--json'" in " ".join(done.stderr.split())
+
+
+def test_a_count_of_one_is_singular(tmp_path: Path, sounding: Any) -> None:
+    (tmp_path / "agent.py").write_text("import sys\nsys.stdin.read()\nprint('hi')\n")
+    (tmp_path / "sounding.toml").write_text(
+        f'[agent]\ncommand = ["{sys.executable}", "{{suite}}/agent.py"]\n'
+    )
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases/one.yaml").write_text(
+        "defaults: {trials: 1}\n"
+        "scenarios:\n  - {id: s, user: x, expect: [final_answer_contains: hi]}\n"
+    )
+    assert sounding("validate", str(tmp_path)).stdout == "ok: 1 case file, 1 scenario\n"
+    done = sounding("run", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "— 1 scenario, 1 trial in " in done.stdout
+    (run,) = (tmp_path / "results").iterdir()
+    rescored = sounding("score", str(run))
+    assert "re-scored 1 trial: 0 verdicts changed" in rescored.stdout, rescored.stdout
+    html, markdown = tmp_path / "r.html", tmp_path / "r.md"
+    assert (
+        sounding("report", str(run), "--html", str(html), "--markdown", str(markdown)).returncode
+        == 0
+    )
+    assert "(1 scenario, 1 trial)" in markdown.read_text()
+    assert ": 1 scenario, 1 of 1 trial finished" in html.read_text()
+
+
+def test_an_unknown_key_lists_the_allowed_keys_as_the_file_writes_them(
+    tmp_path: Path, sounding: Any
+) -> None:
+    case = tmp_path / "c.yaml"
+    case.write_text(
+        "scenarios:\n  - id: s\n    user: x\n    invariants:\n      tone:\n"
+        "        description: polite\n"
+        "        check:\n          type: llm_as_judge\n          criteria: Is it polite?\n"
+        "          rubric: {pass: courteous, fial: rude}\n"
+    )
+    done = sounding("validate", str(case))
+    assert done.returncode == 2
+    message = " ".join(done.stderr.split())
+    assert f"{case}:10" in message and "unknown key 'fial'" in message
+    assert "allowed: fail, pass" in message and "pass_" not in message

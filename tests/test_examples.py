@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +87,15 @@ def test_the_quickstart_shows_pass_flaky_and_fail(tmp_path: Path, sounding: Any)
         return [re.sub(r"\d+\.\d+s", "", line) for line in out.splitlines()[:3]]
 
     assert verdicts(again.stdout) == verdicts(done.stdout), "the seeded agent must repeat itself"
+
+
+def test_python3_on_path_is_the_interpreter_running_the_tests() -> None:
+    """The examples run `python3`: it must be this interpreter, activated virtualenv or not."""
+    done = subprocess.run(
+        ["python3", "-c", "import sys, sounding; print(sys.prefix)"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, sys.prefix), done.stderr

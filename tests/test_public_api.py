@@ -116,6 +116,7 @@ PINNED = {
         "ServiceSet",
         "ServiceSettings",
         "load_service_evidence",
+        "missing_driver",
         "start_services",
         "validate_service_specs",
     ],

@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from sounding._exit import ExitCode
+from sounding._words import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,6 +36,21 @@ def _escape(text: str) -> str:
 def _usage_error(message: str) -> NoReturn:
     _console(stderr=True).print(f"[red]error:[/] {_escape(message)}")
     raise SystemExit(ExitCode.USAGE)
+
+
+class _FilePath(click.Path):
+    """A path given to an option; a value that starts with `--` is the next option, taken
+    as the path because the path was left out (`report RUN --markdown --json`)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.startswith("--") and param is not None:
+            option = param.opts[0]
+            raise click.UsageError(
+                f"{option} takes a file name, not the option '{value}'; write {option} FILE "
+                "(a file whose name starts with -- is written ./--name)",
+                ctx,
+            )
+        return super().convert(value, param, ctx)
 
 
 class _Commands(click.Group):
@@ -78,7 +94,7 @@ def validate(paths: tuple[Path, ...]) -> None:
         except SpecError as exc:
             _usage_error(str(exc))
     scenarios = sum(len(case.scenarios) for case in cases)
-    _console().print(f"ok: {len(cases)} case files, {scenarios} scenarios")
+    _console().print(f"ok: {counted(len(cases), 'case file')}, {counted(scenarios, 'scenario')}")
 
 
 def _case_files(path: Path) -> list[Path]:
@@ -94,7 +110,7 @@ def _case_files(path: Path) -> list[Path]:
 @click.option(
     "--record",
     "record_path",
-    type=click.Path(exists=True, path_type=Path),
+    type=_FilePath(exists=True, path_type=Path),
     help="The run record: a JSONL trace, OpenAI or Anthropic messages, OTLP/JSON, a trial.json.",
 )
 @click.option(
@@ -105,7 +121,7 @@ def _case_files(path: Path) -> list[Path]:
 )
 @click.option(
     "--workspace",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=_FilePath(exists=True, file_okay=False, path_type=Path),
     help="The final workspace, for file and command checks.",
 )
 @click.option("--scenario", "scenario_id", help="The scenario of the case file to score against.")
@@ -150,7 +166,11 @@ def score(
             workspace=workspace,
             rejudge=rejudge,
         )
-    except (SpecError, RecordError, ResultsError, SuiteConfigError, RunSetupError) as exc:
+    except RecordError as exc:
+        if exc.needs == "trace_id":
+            exc = exc.with_fix("name one with --trace-id ID, or export a single trace")
+        _usage_error(str(exc))
+    except (SpecError, ResultsError, SuiteConfigError, RunSetupError) as exc:
         _usage_error(str(exc))
     if as_json:
         click.echo(json.dumps(score_document(case, scenario, result), indent=1))
@@ -189,7 +209,8 @@ def _rescore(run_dir: Path, *, as_json: bool, rejudge: bool) -> ExitCode:
     else:
         for change in found.changes:
             click.echo(f"{change.label}: {change.before} → {change.after}  ({change.check})")
-        click.echo(f"re-scored {found.trials} trials: {len(found.changes)} verdicts changed")
+        changed = counted(len(found.changes), "verdict")
+        click.echo(f"re-scored {counted(found.trials, 'trial')}: {changed} changed")
     if found.verdicts[TrialVerdict.ERROR]:
         return ExitCode.ERROR
     return ExitCode.FAIL if found.verdicts[TrialVerdict.FAIL] else ExitCode.PASS
@@ -254,7 +275,7 @@ def run(
     except RunInterrupted as stop:
         where = stop.root.name if stop.root else "RUN_ID"
         _console(stderr=True).print(
-            f"[yellow]interrupted[/]: {stop.finished} trials finished and kept in "
+            f"[yellow]interrupted[/]: {counted(stop.finished, 'trial')} finished and kept in "
             f"{_escape(str(stop.root))}; finish the run with: "
             f"sounding run {_escape(str(suite_dir))} --resume {_escape(where)}"
         )
@@ -291,7 +312,7 @@ def init(directory: Path) -> None:
     console.print(f"next: sounding run {_escape(str(directory))}")
 
 
-_OUT = click.Path(dir_okay=False, path_type=Path)
+_OUT = _FilePath(dir_okay=False, path_type=Path)
 
 
 @main.command()
@@ -343,8 +364,8 @@ def form_export(run_dir: Path, out: Path | None) -> None:
         done = export_form(run_dir, out)
     except FormError as exc:
         _usage_error(str(exc))
-    left = "nothing left to fill" if not done.trials else f"{done.metrics} metrics to fill"
-    _console().print(f"wrote {_escape(str(done.path))}: {done.trials} trials, {left}")
+    left = f"{counted(done.metrics, 'metric')} to fill" if done.trials else "nothing left to fill"
+    _console().print(f"wrote {_escape(str(done.path))}: {counted(done.trials, 'trial')}, {left}")
 
 
 @form.command("import")
@@ -359,7 +380,8 @@ def form_import(run_dir: Path, file: Path) -> None:
     except FormError as exc:
         _usage_error(str(exc))
     _console().print(
-        f"filled {done.metrics} metrics in {done.trials} trials; {done.left} still unfilled"
+        f"filled {counted(done.metrics, 'metric')} in {counted(done.trials, 'trial')}; "
+        f"{done.left} still unfilled"
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,9 @@ POSTS = {"method": "post", "path": "/api/messages"}
         {"field": "requests[0].body", "contains": '"subject": "Renewal"'},
         {"field": "requests[0].headers", "equals": {"authorization": "Bearer k1"}},
         {"field": "requests[0].headers", "contains": {"Authorization": "Bearer"}},
+        {"field": "requests[0].headers", "contains": ["Authorization"]},
+        {"field": "requests[0].headers", "contains": ["authorization", "CONTENT-TYPE"]},
+        {"field": "requests[0]", "contains": {"headers": ["AUTHORIZATION"]}},
         {"field": "requests[-1].body", "contains": "notice"},
         {"field": "requests[1]", "equals": {"method": "get", "path": "/api/health"}},
         {"field": "requests[0]", "equals": {"query": {"priority": "high"}}},
@@ -81,7 +85,7 @@ def test_assertions_that_hold_pass(item: dict[str, Any]) -> None:
     [
         (
             {"field": "request_count", "filters": POSTS, "equals": 1},
-            "expected 1 matching requests, got 2",
+            "expected 1 matching request, got 2",
         ),
         ({"field": "last_request.body", "contains": "invoice"}, "expected it to contain 'invoice'"),
         (
@@ -91,6 +95,11 @@ def test_assertions_that_hold_pass(item: dict[str, Any]) -> None:
         ({"field": "requests[2].body", "equals": {"a": 1}}, "expected {'a': 1}"),
         ({"field": "requests[0].headers", "equals": {"Authorization": "Bearer k2"}}, "got {"),
         ({"field": "requests[0].headers", "contains": "x-api-key"}, "to contain 'x-api-key'"),
+        (
+            {"field": "requests[0].headers", "contains": ["Authorization", "X-Api-Key"]},
+            "to contain ['Authorization', 'X-Api-Key']",
+        ),
+        ({"field": "requests[0]", "contains": {"headers": ["x-trace"]}}, "to contain {'headers"),
         ({"field": "requests[5]", "equals": {"method": "GET"}}, "no such request: 3 matching"),
         (
             {"field": "last_request.body", "filters": {"method": "PUT"}, "contains": "x"},
@@ -114,6 +123,18 @@ def test_the_failure_names_each_failing_assertion_by_index_and_field() -> None:
     assert result.details["failures"][0].startswith("assertions[1] (last_request.body): ")
     assert result.details["failures"][1].startswith("assertions[2] (requests[0].headers): ")
     assert len(result.details["failures"]) == 2
+
+
+def test_a_pass_counts_assertions_and_requests_in_words() -> None:
+    one = [{"field": "request_count", "equals": 1}]
+    assert assertions(*one, requests=REQUESTS[:1]).reason == (
+        "1 assertion held on 'smtp' (1 request recorded)"
+    )
+    two = [
+        {"field": "request_count", "equals": 3},
+        {"field": "last_request.body", "contains": "notice"},
+    ]
+    assert assertions(*two).reason == "2 assertions held on 'smtp' (3 requests recorded)"
 
 
 def test_equals_and_contains_together_must_both_hold() -> None:
@@ -150,6 +171,9 @@ def test_no_recording_left_is_unjudged() -> None:
         ({"field": "requests[0]", "equals": {"verb": "GET"}}, "unknown request keys ['verb']"),
         ({"field": "requests[0]", "contains": "GET"}, "takes a mapping"),
         ({"field": "last_request.headers", "equals": "x"}, "mapping of header"),
+        ({"field": "last_request.headers", "contains": 1}, "a header name, a list of names"),
+        ({"field": "last_request.headers", "contains": [{"a": 1}]}, "a header name, a list of"),
+        ({"field": "last_request", "contains": {"headers": 1}}, "a header name, a list of"),
         ({"field": "request_count", "equals": 1, "filter": {}}, "filter"),
     ],
 )
@@ -171,9 +195,51 @@ def test_assertions_on_a_live_mock(tmp_path: Path) -> None:
                     {"field": "request_count", "filters": POSTS, "equals": 1},
                     {"field": "last_request.body", "contains": {"to": "finance@co"}},
                     {"field": "last_request.headers", "contains": {"content-type": "json"}},
+                    {"field": "last_request.headers", "contains": ["Content-Type", "HOST"]},
                 ],
             }
         )
         evidence = Evidence(record=RunRecord(), services=services.evidence())
         result = kind.run(params, CheckContext(evidence=evidence))
     assert result.status is Status.PASSED, result.reason
+
+
+AGENT = """
+import os, sys, urllib.request
+sys.stdin.read()
+call = urllib.request.Request(
+    os.environ["SOUNDING_PAYMENTS_URL"] + "/v1/refunds",
+    data=b"{}",
+    headers={"authorization": "Bearer sk_test", "Content-Type": "application/json"},
+)
+urllib.request.urlopen(call).read()
+print("refunded")
+"""
+
+CASE = """
+services:
+  - {name: payments, type: http_mock, record: true}
+scenarios:
+  - id: refund
+    user: refund order 7
+    invariants:
+      authorized:
+        description: The refund call carries its credentials
+        check:
+          type: http_mock_assertions
+          service: payments
+          assertions:
+            - {field: last_request.headers, contains: [Authorization, content-type]}
+"""
+
+
+def test_a_list_of_header_names_holds_in_a_run(tmp_path: Path, sounding: Any) -> None:
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "sounding.toml").write_text(
+        f'[agent]\ncommand = ["{sys.executable}", "{{suite}}/agent.py"]\n'
+    )
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases/pay.yaml").write_text(CASE)
+    done = sounding("run", str(tmp_path), "--trials", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS  pay/refund  1/1" in done.stdout

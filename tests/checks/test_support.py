@@ -235,7 +235,13 @@ def cited(answer: str | None, *returned: str) -> RunRecord:
 
 def test_citations_pass_when_every_cited_clause_was_retrieved() -> None:
     record = cited("Refunds are due [clause-4], within 30 days [clause-7].", "clause-4", "clause-7")
-    assert check("citations", {"pattern": CLAUSE}, record).status is Status.PASSED
+    result = check("citations", {"pattern": CLAUSE}, record)
+    assert (result.status, result.reason) == (
+        Status.PASSED,
+        "the answer cites 2 ids, all returned this run",
+    )
+    one = check("citations", {"pattern": CLAUSE}, cited("See [clause-4].", "clause-4"))
+    assert one.reason == "the answer cites 1 id, all returned this run"
 
 
 def test_citations_pass_when_nothing_is_cited() -> None:

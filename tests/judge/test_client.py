@@ -182,6 +182,30 @@ def test_a_different_request_is_not_served_from_the_cache(
     assert llm_server.hits == 3
 
 
+def test_another_judge_server_is_not_served_from_the_cache(
+    llm_server: ScriptedLLM, other_llm_server: ScriptedLLM, tmp_path: Path
+) -> None:
+    llm_server.openai_call(GOOD)
+    other_llm_server.openai_call({**GOOD, "score": 0.2, "passed": False})
+    other_llm_server.openai_text("from the other server")
+    llm_server.openai_text("from the first server")
+    first = _client(llm_server, tmp_path).verdict(_request())
+    other = _client(other_llm_server, tmp_path).verdict(_request())
+    assert not other.cached and other.values["score"] == 0.2
+    assert other.provenance.digest != first.provenance.digest
+    assert _client(other_llm_server, tmp_path).text("Rate this") == "from the other server"
+    assert _client(llm_server, tmp_path).text("Rate this") == "from the first server"
+    assert (llm_server.hits, other_llm_server.hits) == (2, 2)
+    assert _client(llm_server, tmp_path).verdict(_request()).cached  # each keeps its own
+
+
+def test_a_trailing_slash_names_the_same_server(llm_server: ScriptedLLM, tmp_path: Path) -> None:
+    llm_server.openai_call(GOOD)
+    _client(llm_server, tmp_path).verdict(_request())
+    again = _client(llm_server, tmp_path, base_url=f"{llm_server.url}/v1/").verdict(_request())
+    assert again.cached and llm_server.hits == 1
+
+
 def test_an_unreadable_cache_file_is_asked_again(llm_server: ScriptedLLM, tmp_path: Path) -> None:
     llm_server.openai_call(GOOD)
     llm_server.openai_call(GOOD)
@@ -198,6 +222,7 @@ def test_the_digest_is_the_sha256_of_the_exact_request(llm_server: ScriptedLLM) 
     digest = _client(llm_server).verdict(request).provenance.digest
     sent = {
         "provider": "openai",
+        "base_url": f"{llm_server.url}/v1",
         "model": "judge-model",
         "temperature": 0.0,
         "seed": 7,

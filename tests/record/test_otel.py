@@ -209,7 +209,9 @@ def test_an_export_of_several_traces_is_refused_with_their_ids() -> None:
     assert message.startswith("trace.json: the export holds 2 traces")
     assert "5b8aa5a2d2c872e8321cf37308d69df2 (7 spans, root 'invoke_agent support-bot')" in message
     assert "4bf92f3577b34da6a3ce929d0e0e4736 (7 spans, root 'handle_conversation')" in message
-    assert "trace_id=" in message
+    assert message.endswith(
+        "name one with parse_otel(data, source, trace_id=...), or export a single trace"
+    )
     run = _read(both, trace_id="4bf92f3577b34da6a3ce929d0e0e4736")
     assert run.tools_called == ["get_weather", "get_forecast"]
     with pytest.raises(RecordError, match="no trace 'abc' in the export"):
@@ -390,5 +392,11 @@ def test_sounding_score_picks_one_trace_of_several(tmp_path: Path, sounding: Any
     )
     refused = sounding("score", str(case), "--record", str(both))
     assert refused.returncode == 2 and "f" * 32 in refused.stderr
+    message = " ".join(refused.stderr.split())
+    assert "name one with --trace-id ID, or export a single trace" in message
+    assert "parse_otel" not in message and "trace_id=" not in message
+    missing = sounding("score", str(case), "--record", str(both), "--trace-id", "abc")
+    assert missing.returncode == 2 and "no trace 'abc' in the export" in missing.stderr
+    assert "--trace-id" in missing.stderr and "parse_otel" not in missing.stderr
     picked = sounding("score", str(case), "--record", str(both), "--trace-id", "f" * 32)
     assert picked.returncode == 0, picked.stdout + picked.stderr

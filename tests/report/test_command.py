@@ -40,7 +40,7 @@ def test_with_no_format_the_verdicts_are_printed(
     assert report_command(mixed_run) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("PASS  basic/echoes  3/3")
-    assert lines[4].startswith("ERROR basic/broken  0/0 (3 error)")
+    assert lines[4].startswith("ERROR basic/broken  0/0 (3 errors)")
     assert lines[-1] == f"errored: 1 pass, 2 flaky, 1 fail, 1 error — run {mixed_run.name}"
 
 
@@ -56,13 +56,14 @@ def test_a_bad_folder_or_output_is_a_usage_error(
     assert f"{blocker / 'report.html'}: cannot write the report" in capsys.readouterr().err
 
 
-def sounding(*args: str) -> subprocess.CompletedProcess[str]:
+def sounding(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "sounding.cli", *args],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
+        cwd=cwd,
     )
 
 
@@ -74,3 +75,22 @@ def test_the_command_line_report_writes_and_refuses(mixed_run: Path, tmp_path: P
     refused = sounding("report", str(mixed_run.parent))
     assert refused.returncode == 2
     assert f"holds runs, not one run ({mixed_run.name})" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        (["--markdown", "--json"], "--markdown"),
+        (["--html", "--junit", "junit.xml"], "--html"),
+        (["--json", "--markdown", "comment.md"], "--json"),
+    ],
+)
+def test_an_option_given_where_a_file_belongs_is_refused(
+    mixed_run: Path, tmp_path: Path, given: list[str], named: str
+) -> None:
+    done = sounding("report", str(mixed_run), *given, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout
+    message = " ".join(done.stderr.split())
+    assert f"{named} takes a file name, not the option '{given[1]}'" in message
+    assert "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []  # no file named after an option, nor any other

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,7 @@ def test_the_charts_draw_each_rate_with_its_interval(page: str) -> None:
     assert "basic/broken: no judged trial (3 errored)" in chart
     assert "median cost per trial" in page and "5 errored left out" not in page
     assert "12 judged trials, 3 errored left out" in page
+    assert "0/0 (3 errors)" in page and "5 scenarios, 15 of 15 trials finished" in page
 
 
 def test_every_check_gets_its_rate_with_an_interval(page: str) -> None:
@@ -118,3 +121,41 @@ def test_the_browser_harness_does_see_page_errors(browser: Any) -> None:
     browser.wait_for("Page.loadEventFired")
     thrown = browser.wait_for("Runtime.exceptionThrown")
     assert "undefinedFunction" in str(thrown["params"])
+
+
+TRACING_AGENT = """
+import json, os, sys
+prompt = sys.stdin.read().strip()
+with open(os.environ["SOUNDING_TRACE"], "a") as trace:
+    trace.write(json.dumps({"type": "user", "text": prompt}) + "\\n")
+    trace.write(json.dumps({"type": "assistant", "text": "on it"}) + "\\n")
+    trace.write(json.dumps({"type": "final", "text": "done"}) + "\\n")
+print("done")
+"""
+
+
+def test_the_conversation_shows_each_user_turn_once(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    (suite / "cases").mkdir(parents=True)
+    (suite / "agent.py").write_text(TRACING_AGENT)
+    (suite / "sounding.toml").write_text(
+        f'[agent]\ncommand = ["{sys.executable}", "{{suite}}/agent.py"]\n'
+    )
+    (suite / "cases/talk.yaml").write_text(
+        "defaults: {trials: 1}\n"
+        "scenarios:\n  - {id: s, user: refund order 7, expect: [final_answer_contains: done]}\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "sounding.cli", "run", str(suite)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (run,) = (suite / "results").iterdir()
+    page = html_report(load_results(run))
+    conversation = page[page.index("<h4>Conversation</h4>") : page.index("<h4>Tool calls</h4>")]
+    assert conversation.count("refund order 7") == 1, conversation
+    roles = re.findall(r'<span class="role">([^<]*)</span>', conversation)
+    assert roles == ["user", "assistant", "assistant", "final answer"]

@@ -69,6 +69,26 @@ def test_the_judge_scores_a_trial_through_a_forced_tool_call(suite: Any, llm_ser
     assert llm_server.hits == 1
 
 
+def test_another_judge_server_judges_again_instead_of_the_cache(
+    suite: Any, llm_server: Any, other_llm_server: Any
+) -> None:
+    suite.agent(
+        "import sys; sys.stdin.read(); print('Dear team, thank you kindly.')",
+        extra_config=_judge_config(llm_server.url),
+    )
+    suite.write("cases/note.yaml", CASE)
+    llm_server.openai_call({"score": 0.9, "passed": True, "reason": "courteous"})
+    other_llm_server.openai_call({"score": 0.1, "passed": False, "reason": "curt"})
+    assert _run(suite, {"OPENAI_API_KEY": "local"}).returncode == 0
+    moved = {"OPENAI_API_KEY": "local", "SOUNDING_JUDGE_BASE_URL": f"{other_llm_server.url}/v1"}
+    done = _run(suite, moved)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (llm_server.hits, other_llm_server.hits) == (1, 1)
+    (trial,) = suite.trials(suite.runs()[-1])
+    (tone,) = trial["score"]["checks"]
+    assert tone["result"]["score"] == 0.1 and not tone["result"]["details"].get("cached")
+
+
 def test_a_missing_key_is_refused_before_any_trial(suite: Any, llm_server: Any) -> None:
     suite.agent("print('x')", extra_config=_judge_config(llm_server.url))
     suite.write("cases/note.yaml", CASE)

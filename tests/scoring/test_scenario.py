@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from math import comb
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sounding.scoring import (
@@ -92,6 +93,15 @@ def test_estimators_are_probabilities_and_agree_at_the_extremes(nck: tuple[int, 
     assert 0.0 <= hat <= at <= 1.0
     assert (at == 0.0) == (c == 0)
     assert (hat == 1.0) == (c == n)
+
+
+def test_property_tests_run_under_the_ci_profile() -> None:
+    """A loaded machine cannot fail them: no deadline, no "too slow", bounded examples."""
+    if os.environ.get("HYPOTHESIS_PROFILE", "ci") != "ci":
+        pytest.skip("another Hypothesis profile was asked for")
+    current = settings()
+    assert current.deadline is None and current.max_examples <= 100
+    assert HealthCheck.too_slow in current.suppress_health_check
 
 
 def test_estimators_refuse_impossible_counts() -> None:

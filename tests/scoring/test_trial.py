@@ -69,6 +69,16 @@ def test_an_errored_check_makes_the_trial_error_not_fail() -> None:
     score = score_trial(items, 0.5)
     assert score.verdict is TrialVerdict.ERROR
     assert "boom" in score.reason and "script exited 2" in score.reason
+    assert score.composite is None  # not 1.0 from the one check left to average
+
+
+def test_an_errored_trial_has_no_composite_whatever_left_it_open() -> None:
+    open_gate = inv("db", CheckResult.unjudged("database dropped"), gate=True)
+    errored = score_trial([inv("ok", PASS), open_gate], 0.5)
+    assert (errored.verdict, errored.composite) == (TrialVerdict.ERROR, None)
+    failed = score_trial([item(Kind.EXPECT, FAIL), inv("boom", CheckResult.error("x"))], 0.5)
+    assert (failed.verdict, failed.composite) == (TrialVerdict.ERROR, None)
+    assert score_trial([inv("ok", PASS), item(Kind.EXPECT, FAIL)], 0.5).composite == 1.0
 
 
 def test_an_unjudged_invariant_leaves_the_denominator() -> None:

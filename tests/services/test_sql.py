@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -201,6 +202,18 @@ def test_a_case_written_for_postgresql_is_refused_on_mariadb(suite: Path) -> Non
 def test_an_unknown_server_scheme_is_refused(suite: Path) -> None:
     with pytest.raises(ServiceError, match=r"unknown scheme 'oracle'"):
         start(suite, {"db": "oracle://scott@127.0.0.1/x"})
+
+
+def test_a_server_whose_driver_is_missing_names_the_extra(
+    suite: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # an import of it fails, as if absent
+    with pytest.raises(ServiceError) as caught:
+        start(suite, {"db": "postgresql://postgres@127.0.0.1:1/x"})
+    assert str(caught.value) == (
+        "sql service 'db': the server set for 'db' in the settings is a PostgreSQL URL, but its "
+        "driver (psycopg) is not installed: pip install 'sounding[postgres]'"
+    )
 
 
 def test_an_unreachable_server_says_where_and_how_to_fix(suite: Path) -> None:

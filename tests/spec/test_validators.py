@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -16,7 +17,7 @@ SCENARIOS = "scenarios:\n  - {id: s, user: go}\n"
 def suite(tmp_path: Path) -> Path:
     (tmp_path / "checks").mkdir()
     scope = tmp_path / "checks/scope.py"
-    scope.write_text("#!/usr/bin/env python3\n")
+    scope.write_text(f"#!{sys.executable}\n")
     scope.chmod(0o755)
     (tmp_path / "checks/plain.py").write_text("print()\n")
     (tmp_path / "rubric.md").write_text("Is it usable?")

@@ -8,8 +8,9 @@ Fields: `request_count`, `last_request`, `requests[N]` (N from 0; -1 is the last
   case; clients add headers of their own, which are ignored); on a request: each listed
   key (method, path, query, headers, body) equals by the rules above.
 - `contains` on a body: text is a substring, a mapping or list is a part of the JSON
-  body; on headers: a name means the header is present, a mapping means each listed
-  header's value contains the text; on a request: each listed key contains its value.
+  body; on headers: a name (or a list of names) means the header is (each is) present, a
+  mapping means each listed header's value contains the text; on a request: each listed
+  key contains its value. Header names ignore case everywhere.
 
 The check fails when any assertion fails, and says which (`assertions[i]` and the field).
 """
@@ -23,6 +24,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from sounding._words import counted
 from sounding.checks._base import CheckContext, CheckResult, Params
 from sounding.checks._registry import registry
 from sounding.services import ServiceEvidence
@@ -81,6 +83,8 @@ class HttpAssertion(Params):
                 _check_request_keys(getattr(self, name), name)
         if part == "headers" and "equals" in given and not isinstance(self.equals, Mapping):
             raise ValueError("equals: on headers takes a mapping of header: value")
+        if part == "headers" and "contains" in given:
+            _check_headers_contain(self.contains)
         return self
 
     @property
@@ -110,6 +114,17 @@ def _check_request_keys(value: Any, operator: str) -> None:
         raise ValueError(
             f"{operator}: unknown request keys {unknown} (known: {sorted(REQUEST_KEYS)})"
         )
+    if operator == "contains" and "headers" in value:
+        _check_headers_contain(value["headers"])
+
+
+def _check_headers_contain(value: Any) -> None:
+    names = isinstance(value, list) and all(isinstance(name, str) for name in value)
+    if not (isinstance(value, str | Mapping) or names):
+        raise ValueError(
+            "contains: on headers takes a header name, a list of names (each must be there), "
+            "or a mapping of header: text (each value must contain its text)"
+        )
 
 
 class HttpMockParams(Params):
@@ -135,8 +150,8 @@ def http_mock_assertions(params: HttpMockParams, context: CheckContext) -> Check
         return CheckResult.failed("; ".join(failures), failures=failures)
     count = len(params.assertions)
     return CheckResult.passed(
-        f"{count} assertion{'s' * (count != 1)} held on '{params.service}' "
-        f"({len(requests)} requests recorded)"
+        f"{counted(count, 'assertion')} held on '{params.service}' "
+        f"({counted(len(requests), 'request')} recorded)"
     )
 
 
@@ -167,11 +182,12 @@ def failure(assertion: HttpAssertion, requests: list[Mapping[str, Any]]) -> str 
         return (
             None
             if len(selected) == assertion.equals
-            else (f"expected {assertion.equals} matching requests, got {len(selected)}")
+            else f"expected {counted(assertion.equals, 'matching request')}, got {len(selected)}"
         )
     request = _pick(selected, assertion.index)
     if request is None:
-        return f"no such request: {len(selected)} matching requests were recorded"
+        recorded = counted(len(selected), "matching request")
+        return f"no such request: {recorded} {'was' if len(selected) == 1 else 'were'} recorded"
     value = _value(request, assertion.part)
     given = assertion.model_fields_set
     if "equals" in given and not _equals(assertion.part, value, assertion.equals):
@@ -256,6 +272,8 @@ def _headers_contain(headers: Mapping[str, Any], expected: Any) -> bool:
     folded = {str(k).lower(): str(v) for k, v in headers.items()}
     if isinstance(expected, str):
         return expected.lower() in folded
+    if isinstance(expected, list):
+        return all(str(name).lower() in folded for name in expected)
     if isinstance(expected, Mapping):
         return all(str(v) in folded.get(str(k).lower(), "") for k, v in expected.items())
     return False

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
+from sounding._words import counted
 from sounding.checks._base import CheckContext, CheckResult, Params
 from sounding.checks._registry import Role, registry
 from sounding.services import ServiceEvidence
@@ -74,7 +75,7 @@ def _calls(requests: list[Mapping[str, Any]]) -> str:
     seen = [f"{r.get('method', '?')} {r.get('path', '?')}" for r in requests]
     unique = list(dict.fromkeys(seen))
     count = len(requests)
-    return f"{count} request{'s' * (count != 1)} ({_listed(unique)})"
+    return f"{counted(count, 'request')} ({_listed(unique)})"
 
 
 # ---- db_writes_outside ------------------------------------------------------------------

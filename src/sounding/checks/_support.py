@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
+from sounding._words import counted
 from sounding.checks._base import CheckContext, CheckResult, Params
 from sounding.checks._fields import Name, Names, Regex
 from sounding.checks._registry import registry
@@ -241,7 +242,8 @@ def citations(params: CitationsParams, context: CheckContext) -> CheckResult:
             return CheckResult.failed(
                 f"the answer cites '{ident}', which no passage returned this run", cited=cited
             )
-    return CheckResult.passed(f"the answer cites {len(cited)} ids, all returned this run")
+    ids = counted(len(cited), "id")
+    return CheckResult.passed(f"the answer cites {ids}, all returned this run")
 
 
 # ---- no_foreign_data -------------------------------------------------------------------

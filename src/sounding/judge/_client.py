@@ -103,7 +103,7 @@ class JudgeClient:
             model=call.model,
             temperature=call.temperature,
             seed=call.seed,
-            digest=request_digest(self.config.provider, call, tool),
+            digest=request_digest(self.config, call, tool),
         )
 
     def _recall(self, digest: str) -> dict[str, Any] | None:
@@ -116,12 +116,14 @@ class JudgeClient:
             self._cache.put(provenance.digest, {"provenance": provenance.model_dump(), **answer})
 
 
-def request_digest(provider: str, call: Call, tool: VerdictTool | None) -> str:
-    """sha256 of the exact request: messages, tool schema, model, temperature, seed, limits."""
+def request_digest(config: JudgeConfig, call: Call, tool: VerdictTool | None) -> str:
+    """sha256 of the exact request and where it goes: provider, server, messages, tool
+    schema, model, temperature, seed, limits. Another server is another judge."""
     import hashlib  # OpenSSL loads with the first judged check, not with sounding
 
     payload = {
-        "provider": provider,
+        "provider": config.provider,
+        "base_url": config.server,
         "model": call.model,
         "temperature": call.temperature,
         "seed": call.seed,

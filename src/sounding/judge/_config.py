@@ -43,6 +43,11 @@ class JudgeConfig(BaseModel):
     cache_dir: Path | None = None
 
     @property
+    def server(self) -> str | None:
+        """The server asked: `base_url` without a trailing `/`, None for the provider's own."""
+        return self.base_url.rstrip("/") if self.base_url else None
+
+    @property
     def key_env(self) -> str:
         """The environment variable the key is read from."""
         return self.api_key_env or KEY_ENV[self.provider]

@@ -17,7 +17,12 @@ from sounding.record._model import RunRecord, content_text
 
 
 class RecordError(ValueError):
-    """A run record that cannot be read: where (file, line, column or path) and how to fix it."""
+    """A run record that cannot be read: where (file, line, column or path) and how to fix it.
+
+    `needs` names the argument of `load_record` / `parse_record` that settles the problem
+    (`trace_id`), so that a caller which offers it under another name (the command line's
+    `--trace-id`) can tell its own fix with `with_fix`.
+    """
 
     def __init__(
         self,
@@ -28,10 +33,24 @@ class RecordError(ValueError):
         line: int | None = None,
         column: int | None = None,
         where: str | None = None,
+        needs: str | None = None,
     ) -> None:
         self.source, self.problem, self.fix = source, problem, fix
         self.line, self.column, self.where = line, column, where
+        self.needs = needs
         super().__init__(self._render())
+
+    def with_fix(self, fix: str) -> RecordError:
+        """The same error with another fix, in the words of the caller."""
+        return RecordError(
+            self.source,
+            self.problem,
+            fix,
+            line=self.line,
+            column=self.column,
+            where=self.where,
+            needs=self.needs,
+        )
 
     def _render(self) -> str:
         place = self.source

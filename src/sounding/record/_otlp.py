@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from sounding._words import counted
 from sounding.record._build import RecordError, json_kind
 
 OPERATION = "gen_ai.operation.name"
@@ -240,10 +241,11 @@ def pick_trace(spans: list[Span], trace_id: str | None, source: str) -> list[Spa
         source,
         problem,
         "name one with parse_otel(data, source, trace_id=...), or export a single trace",
+        needs="trace_id",
     )
 
 
 def _describe_trace(trace_id: str, spans: list[Span]) -> str:
     ids = {s.span_id for s in spans}
     roots = [s.name for s in spans if s.parent_id not in ids]
-    return f"{trace_id} ({len(spans)} spans, root '{roots[0] if roots else '?'}')"
+    return f"{trace_id} ({counted(len(spans), 'span')}, root '{roots[0] if roots else '?'}')"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from html import escape
 
+from sounding._words import counted
 from sounding.scoring import Interval, Statistic, interval, summarize
 from sounding.store import ScenarioTrials, Trial
 
@@ -102,7 +103,8 @@ def metrics_table(trials: Sequence[Trial]) -> str:
         values = [value(t) for t in scored]
         measured = sum(v is not None for v in values)
         if measured:
-            rows.append(_row(f"median {name}", interval(values), form, f"{measured} trials"))
+            over = counted(measured, "trial")
+            rows.append(_row(f"median {name}", interval(values), form, over))
     rows.extend(_check_rows(scored))
     head = "<tr><th>metric</th><th>estimate</th><th>95% interval</th><th>over</th></tr>"
     return f'<table class="metrics">{head}{"".join(rows)}</table>'
@@ -117,10 +119,10 @@ def _check_rows(scored: Sequence[Trial]) -> list[str]:
         values = [m.get(name) for m in measured]
         summary = summarize(values)
         if summary.statistic is Statistic.RATE:
-            over = f"{summary.judged} judged trials"
+            over = counted(summary.judged, "judged trial")
             rows.append(_row(f"{name}: rate", interval(values), lambda v: f"{v:.2f}", over))
         elif summary.statistic is Statistic.MEDIAN:
-            over = f"{summary.judged} trials"
+            over = counted(summary.judged, "trial")
             rows.append(_row(f"{name}: median", interval(values), lambda v: f"{v:.4g}", over))
     return rows
 
@@ -131,7 +133,7 @@ def _rate_row(trials: Sequence[Trial]) -> str:
     left_out = f", {errored} errored left out" if errored else ""
     if errored == len(outcomes):
         return f"<tr><td>pass rate</td><td colspan=3>no judged trial{left_out}</td></tr>"
-    over = f"{len(outcomes) - errored} judged trials{left_out}"
+    over = f"{counted(len(outcomes) - errored, 'judged trial')}{left_out}"
     return _row("pass rate", interval(outcomes), lambda v: f"{v:.2f}", over)
 
 

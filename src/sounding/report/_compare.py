@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from sounding._exit import ExitCode
+from sounding._words import counted
 from sounding.scoring import (
     Comparison,
     Direction,
@@ -346,8 +347,9 @@ _STYLE = {
 def print_comparison(console: Console, result: RunComparison) -> None:
     for name, side in ((BASELINE, result.baseline), (CANDIDATE, result.candidate)):
         console.print(
-            f"{name:<9} {escape(side.run_id)}: {len(side.trials)} of {len(side.planned)} "
-            f"trials finished, {len(side.errored)} errored ({escape(str(side.root))})"
+            f"{name:<9} {escape(side.run_id)}: {len(side.trials)} of "
+            f"{counted(len(side.planned), 'trial')} finished, {len(side.errored)} errored "
+            f"({escape(str(side.root))})"
         )
     if result.withheld:
         console.print(f"[yellow]no difference is published:[/] {escape(result.withheld)}")

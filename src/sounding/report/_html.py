@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from html import escape
 from typing import Any
 
+from sounding._words import counted
 from sounding.record import Message, RunRecord, ToolCall
 from sounding.report._cells import cells_report
 from sounding.report._charts import cell_chart, metrics_table
@@ -142,8 +143,8 @@ def _header(results: Results) -> str:
     return (
         f"<header><h1>sounding run <code>{escape(results.run_id)}</code> "
         f'<span class="v v-{outcome}">{escape(summary.outcome)}</span></h1>'
-        f"<p>{totals}: {len(summary.scenarios)} scenarios, {len(results.trials)} of "
-        f"{len(results.planned)} trials finished, exit code {summary.exit_code}</p>"
+        f"<p>{totals}: {counted(len(summary.scenarios), 'scenario')}, {len(results.trials)} of "
+        f"{counted(len(results.planned), 'trial')} finished, exit code {summary.exit_code}</p>"
         f'<p class="dim">suite <code>{escape(results.plan.suite)}</code> · results '
         f"<code>{escape(str(results.root))}</code></p></header>"
         '<nav><button data-show="all" aria-pressed="true">all scenarios</button>'
@@ -166,7 +167,8 @@ def _verdicts(results: Results) -> str:
 def _verdict_row(index: int, scenario: ScenarioTrials) -> str:
     s = scenario.summary
     verdict = s.verdict.value
-    counts = f"{s.passed}/{s.passed + s.failed}" + (f" ({s.errors} error)" if s.errors else "")
+    errors = f" ({counted(s.errors, 'error')})" if s.errors else ""
+    counts = f"{s.passed}/{s.passed + s.failed}{errors}"
     failure = "" if verdict == "pass" else s.first_failure
     return (
         f'<tr data-verdict="{verdict}"><td class="v v-{verdict}">{verdict}</td>'
@@ -200,7 +202,8 @@ def _scenario(results: Results, index: int, scenario: ScenarioTrials) -> str:
     verdict = s.verdict.value
     trials = "".join(_trial(results, index, t) for t in scenario.trials)
     missing = s.trials - len(scenario.trials)
-    note = f'<p class="dim">{missing} trials left no trial.json</p>' if missing > 0 else ""
+    left = f"{counted(missing, 'trial')} left no trial.json"
+    note = f'<p class="dim">{left}</p>' if missing > 0 else ""
     return (
         f'<section class="scenario" id="s{index}" data-verdict="{verdict}">'
         f'<h3><span class="v v-{verdict}">{verdict}</span> {escape(s.label)}</h3>'
@@ -277,7 +280,8 @@ def _evidence(results: Results, trial: Trial) -> list[str]:
 
 
 def _conversation(record: RunRecord) -> str:
-    turns = [_message("user", text) for text in record.user_turns]
+    said = {m.text for m in record.messages if m.role == "user"}
+    turns = [_message("user", text) for text in record.user_turns if text not in said]
     if record.task and not record.user_turns:
         turns.append(_message("task", record.task))
     turns += [_message(m.role, _content(m), m) for m in record.messages]

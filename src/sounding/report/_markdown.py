@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 
+from sounding._words import counted
 from sounding.report._cells import cells_report
 from sounding.store import Results, ScenarioTrials
 
@@ -38,9 +39,9 @@ def markdown_report(results: Results) -> str:
 def _totals(results: Results) -> str:
     summary = results.finished()
     words = ", ".join(f"{summary.totals.get(v, 0)} {v}" for v in ("pass", "flaky", "fail", "error"))
-    scenarios = len(summary.scenarios)
-    trials = len(results.trials)
-    return f"**{summary.outcome.upper()}**: {words} ({scenarios} scenarios, {trials} trials)"
+    scenarios = counted(len(summary.scenarios), "scenario")
+    trials = counted(len(results.trials), "trial")
+    return f"**{summary.outcome.upper()}**: {words} ({scenarios}, {trials})"
 
 
 def _row(scenario: ScenarioTrials) -> str:
@@ -59,7 +60,7 @@ def _row(scenario: ScenarioTrials) -> str:
 def _counts(scenario: ScenarioTrials) -> str:
     s = scenario.summary
     shown = f"{s.passed}/{s.passed + s.failed}"
-    return shown + (f" ({s.errors} error)" if s.errors else "")
+    return shown + (f" ({counted(s.errors, 'error')})" if s.errors else "")
 
 
 def _rate(value: float | None, k: int | None) -> str:
@@ -73,7 +74,7 @@ def _details(scenario: ScenarioTrials) -> str:
         for t in scenario.trials
         if t.outcome is not True
     ]
-    trials = "1 trial" if len(items) == 1 else f"{len(items)} trials"
+    trials = counted(len(items), "trial")
     head = f"{s.verdict.value.upper()} {_text(s.label)}: {trials} did not pass"
     return "\n".join(["<details>", f"<summary>{head}</summary>", "", *items, "", "</details>"])
 

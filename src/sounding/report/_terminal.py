@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from sounding._words import counted
 from sounding.store import RunSummary, ScenarioSummary, Trial
 
 STYLES = {"pass": "green", "flaky": "yellow", "fail": "red", "error": "magenta"}
@@ -67,7 +68,7 @@ def _line_parts(line: ScenarioSummary) -> tuple[str, str, str]:
     judged = line.passed + line.failed
     counts = f"{line.passed}/{judged}"
     if line.errors:
-        counts += f" ({line.errors} error)"
+        counts += f" ({counted(line.errors, 'error')})"
     cell = "" if line.cell == "default" else f"[{line.cell}] "
     reason = line.first_failure.replace("\n", " ")
     if len(reason) > _REASON_WIDTH:
@@ -87,6 +88,8 @@ def print_summary(console: Console, summary: RunSummary, artifacts: Path, second
     trials = sum(line.trials for line in lines)
     parts = ", ".join(f"[{STYLES[v]}]{n} {v}[/]" for v, n in summary.totals.items())
     console.print(
-        f"\n{parts} — {len(lines)} scenarios, {trials} trials in {seconds:.2f}s", highlight=False
+        f"\n{parts} — {counted(len(lines), 'scenario')}, {counted(trials, 'trial')} in "
+        f"{seconds:.2f}s",
+        highlight=False,
     )
     console.print(f"artifacts: {artifacts}", highlight=False, soft_wrap=True)

@@ -79,4 +79,18 @@ def _service_settings(suite: Suite, options: RunOptions) -> Any:
         from sounding.services import ServiceSettings
     except ImportError:  # services arrive with their own package
         return None
+    _check_drivers(suite)
     return ServiceSettings(keep=options.keep, servers=suite.sql_servers())
+
+
+def _check_drivers(suite: Suite) -> None:
+    """A server URL whose database driver is not installed, refused with the extra to install."""
+    from sounding.services import missing_driver
+
+    from_environment = "SOUNDING_SQL_SERVER" in os.environ
+    for name, url in suite.sql_servers().items():
+        if problem := missing_driver(url):
+            where = f"{suite.root / 'sounding.toml'}: services.{name}.server"
+            if name == "sql" and from_environment:
+                where = "SOUNDING_SQL_SERVER"
+            raise RunSetupError(f"{where} is {problem}")

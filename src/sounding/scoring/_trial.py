@@ -63,7 +63,7 @@ class Measured(BaseModel):
 
 
 class TrialScore(BaseModel):
-    """The verdict of one trial and how it was reached."""
+    """The verdict of one trial and how it was reached; an errored trial has no composite."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

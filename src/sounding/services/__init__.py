@@ -11,6 +11,7 @@ See docs/services.md for how a case declares them.
 from sounding.services._base import ServiceError, ServiceEvidence, ServiceSettings
 from sounding.services._set import ServiceSet, load_service_evidence, start_services
 from sounding.services._specs import validate_service_specs
+from sounding.services._sql_server import missing_driver
 
 __all__ = [
     "ServiceError",
@@ -18,6 +19,7 @@ __all__ = [
     "ServiceSet",
     "ServiceSettings",
     "load_service_evidence",
+    "missing_driver",
     "start_services",
     "validate_service_specs",
 ]

@@ -41,6 +41,7 @@ from sounding.services._sql_server import (
     drop_database,
     engine_kind,
     fingerprint,
+    missing_driver,
     open_engine,
     render,
     run_script,
@@ -123,6 +124,8 @@ def resolve_server(spec: SqlSpec, settings: ServiceSettings) -> URL | None:
         raise ServiceError(
             f"sql service '{spec.name}': {source}: {exc}", service=spec.name
         ) from None
+    if problem := missing_driver(server):
+        raise ServiceError(f"sql service '{spec.name}': {source} is {problem}", service=spec.name)
     if kind == "sqlite" or spec.dialect not in ("sqlite", kind):
         raise ServiceError(
             f"sql service '{spec.name}' declares engine: {spec.engine} but {source} is a {kind} "

@@ -10,6 +10,7 @@ it, never at module level: `import sounding` must not pay for it when no databas
 from __future__ import annotations
 
 import hashlib
+import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,10 @@ _KINDS = {
     "sqlite": "sqlite",
 }
 _DRIVERS = {"postgresql": "postgresql+psycopg", "mysql": "mysql+pymysql", "sqlite": "sqlite"}
+_CLIENTS = {  # kind: what the engine is called, its driver's module and name, its extra
+    "postgresql": ("PostgreSQL", "psycopg", "psycopg", "postgres"),
+    "mysql": ("MariaDB/MySQL", "pymysql", "PyMySQL", "mysql"),
+}
 _ADMIN_DATABASE = {"postgresql": "postgres", "mysql": None}
 _NO_PARAMETERS = {"no_parameters": True}  # `%` and `:x` in user SQL are text, not placeholders
 
@@ -49,6 +54,30 @@ def engine_kind(url: str | URL) -> str:
         known = ", ".join(sorted(_KINDS))
         raise ValueError(f"'{_masked(url)}' has an unknown scheme '{scheme}' (known: {known})")
     return _KINDS[scheme]
+
+
+def missing_driver(url: str | URL) -> str | None:
+    """Why `url` cannot be opened here for want of its driver, or None when it can.
+
+    Read as the end of a sentence naming the URL: "... is a PostgreSQL URL, but its
+    driver (psycopg) is not installed: pip install 'sounding[postgres]'". SQLite needs no
+    driver, and a URL that is not a database URL is left to `engine_kind` to explain.
+    """
+    try:
+        kind = engine_kind(url)
+    except ValueError:
+        return None
+    if kind not in _CLIENTS:
+        return None
+    engine, module, driver, extra = _CLIENTS[kind]
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return (
+            f"a {engine} URL, but its driver ({driver}) is not installed: "
+            f"pip install 'sounding[{extra}]'"
+        )
+    return None
 
 
 def driver_url(url: str | URL, database: str | None = None) -> URL:

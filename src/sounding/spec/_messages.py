@@ -107,19 +107,25 @@ def _describe(value: Any) -> str:
 
 
 def _fields_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
-    """The keys the model found at `loc` inside `model` accepts (empty when not a model)."""
+    """The keys the model found at `loc` inside `model` accepts (empty when not a model),
+    as the file writes them: a field's alias (`pass`), never its Python name (`pass_`)."""
     current: Any = model
     for part in loc:
         current = _step(_unwrap(current), part)
     current = _unwrap(current)
     if isinstance(current, type) and issubclass(current, BaseModel):
-        return list(current.model_fields)
+        return list(_keys(current))
     return []
+
+
+def _keys(model: type[BaseModel]) -> dict[str, Any]:
+    """Each key of `model` as written in a file, with its field."""
+    return {field.alias or name: field for name, field in model.model_fields.items()}
 
 
 def _step(annotation: Any, part: int | str) -> Any:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        field = annotation.model_fields.get(str(part))
+        field = _keys(annotation).get(str(part))
         return field.annotation if field else None
     args = typing.get_args(annotation)
     origin = typing.get_origin(annotation)

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from pydantic import ValidationError
 
+from sounding._words import counted
 from sounding.checks import Registry
 from sounding.judge import GraderError, find_graders
 from sounding.spec._checks import CheckResolver
@@ -358,7 +359,7 @@ class _CaseResolver:
             return
         key: KeyPath = (*base, "scoring", "k") if "k" in own.scoring else ("scoring", "k")
         message = (
-            f"k={scoring.k} is more than the {trials} trials of scenario '{raw.id}': "
+            f"k={scoring.k} is more than the {counted(trials, 'trial')} of scenario '{raw.id}': "
             "pass@k needs at least k trials; lower k or raise `trials`"
         )
         self._add(key, message)
