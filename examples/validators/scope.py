@@ -20,7 +20,7 @@ SCOPE = frozenset({"counter.py"})
 @validator
 def evaluate(run: Run) -> dict[str, Any]:
     # By-products (the __pycache__ the tests leave) are not the agent's work: subtract them.
-    work = run.touched - run.artefacts
+    work = run.touched - run.byproducts
     outside = work - SCOPE
     delivered = bool(work & SCOPE)
     # A reason belongs to a failure: attached to a pass it would read "also touched " on

@@ -93,6 +93,8 @@ def validate(paths: tuple[Path, ...]) -> None:
             cases.extend(load_cases(files, suite_dir=suite_of(files[0])))
         except SpecError as exc:
             _usage_error(str(exc))
+    for note in (note for case in cases for note in case.notes):
+        _console(stderr=True).print(f"[yellow]![/] {_escape(note)}")
     scenarios = sum(len(case.scenarios) for case in cases)
     _console().print(f"ok: {counted(len(cases), 'case file')}, {counted(scenarios, 'scenario')}")
 

@@ -61,8 +61,8 @@ def test_tools_forbidden_refuses_bad_params() -> None:
 # ---- file_writes_outside ---------------------------------------------------------------
 
 
-def writes(*touched: str, artefacts: frozenset[str] = frozenset()) -> Evidence:
-    return Evidence(record=RunRecord(), touched=frozenset(touched), artefacts=artefacts)
+def writes(*touched: str, byproducts: frozenset[str] = frozenset()) -> Evidence:
+    return Evidence(record=RunRecord(), touched=frozenset(touched), byproducts=byproducts)
 
 
 def test_writes_under_allowed_prefixes_pass() -> None:
@@ -83,7 +83,7 @@ def test_writes_outside_fail_and_list_the_files() -> None:
 
 def test_by_products_do_not_count_as_writes() -> None:
     evidence = writes(
-        "src/app.py", "__pycache__/app.pyc", artefacts=frozenset({"__pycache__/app.pyc"})
+        "src/app.py", "__pycache__/app.pyc", byproducts=frozenset({"__pycache__/app.pyc"})
     )
     assert rule("file_writes_outside", "src/", evidence).status is Status.PASSED
 

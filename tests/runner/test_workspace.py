@@ -31,7 +31,7 @@ def test_each_trial_starts_from_the_fixture_and_reports_what_it_touched(suite: A
         workspace:
           fixture: fixtures/repo
           given: {tests/probe.txt: fixtures/probe.txt}
-          artefacts: ["__pycache__"]
+          byproducts: ["__pycache__"]
         scenarios:
           - id: fix
             user: fix it

@@ -25,7 +25,7 @@ Load = Callable[[str, str], Case]
 REFUND_YAML = """\
 version: 1
 defaults: {trials: 3, timeout: 5m, check_timeout: 30s}
-workspace: {fixture: fixtures/shop, artefacts: [__pycache__]}
+workspace: {fixture: fixtures/shop, byproducts: [__pycache__]}
 services:
   - {name: orders, type: sql, seed: fixtures/orders.sql}
 scoring: {pass_threshold: 0.85, replica_aggregation: all, k: 3}
@@ -69,7 +69,7 @@ check_timeout = "30s"
 
 [workspace]
 fixture = "fixtures/shop"
-artefacts = ["__pycache__"]
+byproducts = ["__pycache__"]
 
 [[services]]
 name = "orders"
@@ -337,3 +337,21 @@ def test_five_thousand_scenarios_load_with_their_lines(
     assert len(case.scenarios) == 5000
     last: Scenario = case.scenarios[-1]
     assert last.expect[-1].check.line is not None
+
+
+def test_the_old_key_artefacts_still_loads_with_a_note_to_rename_it(load: Any) -> None:
+    case = load(
+        "old.yaml",
+        "workspace: {artefacts: [__pycache__]}\nscenarios:\n  - {id: a, user: hi}\n",
+    )
+    assert case.scenarios[0].workspace.byproducts == ["__pycache__"]
+    (note,) = case.notes
+    assert note.split("/")[-1].startswith("old.yaml:1: workspace.artefacts: is the old name of")
+
+
+def test_byproducts_given_under_both_names_is_refused(load: Any) -> None:
+    with pytest.raises(SpecError, match=r"artefacts: and `byproducts` are one setting"):
+        load(
+            "both.yaml",
+            "workspace: {artefacts: [a], byproducts: [b]}\nscenarios:\n  - {id: a, user: hi}\n",
+        )

@@ -50,7 +50,7 @@ class Bench:
         *,
         answer: str | None = "done",
         touched: tuple[str, ...] = (),
-        artefacts: tuple[str, ...] = (),
+        byproducts: tuple[str, ...] = (),
         diff: str = "",
         prompt: str = "do the task",
         number: int = 1,
@@ -67,7 +67,7 @@ class Bench:
             record=record,
             workspace=workspace,
             touched=frozenset(touched),
-            artefacts=frozenset(artefacts),
+            byproducts=frozenset(byproducts),
             diff=diff,
             cell="secret-cell-name",
         )

@@ -35,7 +35,7 @@ def fixture_context(tmp_path: Path, *, readme: bool, test_command: str | None) -
         record=str(tmp_path / "record.json"),
         declared=["delivered", "in_scope", "tests"],
         touched=sorted(touched),
-        artefacts=["__pycache__/counter.cpython-311.pyc"],
+        byproducts=["__pycache__/counter.cpython-311.pyc"],
         test_command=test_command,
     )
     path = tmp_path / "validation/context.json"

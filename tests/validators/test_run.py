@@ -41,7 +41,7 @@ def context(
         cell="x",
         declared=["in_scope", "tests"],
         touched=["counter.py", "__pycache__/counter.pyc"],
-        artefacts=["__pycache__/counter.pyc"],
+        byproducts=["__pycache__/counter.pyc"],
         given=["probe_test.py"],
         files=["counter.py", "probe_test.py"],
         test_command=test_command,
@@ -54,7 +54,7 @@ def context(
 
 def test_the_harness_facts_are_sets_to_subtract(tmp_path: Path) -> None:
     run = Run(context(tmp_path))
-    assert run.touched - run.artefacts == {"counter.py"}
+    assert run.touched - run.byproducts == {"counter.py"}
     assert run.given == {"probe_test.py"}
     assert run.files == {"counter.py", "probe_test.py"}
     assert run.declared == {"in_scope", "tests"}

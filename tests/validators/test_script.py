@@ -49,7 +49,7 @@ def test_the_context_is_one_archived_file_of_absolute_paths(bench: Bench) -> Non
     trial = bench.trial(
         case,
         touched=("a.py", "__pycache__/a.pyc"),
-        artefacts=("__pycache__/a.pyc",),
+        byproducts=("__pycache__/a.pyc",),
         files={"a.py": "x = 1\n", "sub/b.txt": "b"},
         prompt="fix a.py",
     )
@@ -66,7 +66,7 @@ def test_the_context_is_one_archived_file_of_absolute_paths(bench: Bench) -> Non
     assert (context["case"], context["scenario"], context["trial"]) == ("c", "s", 1)
     assert context["declared"] == ["in_scope", "delivered"]
     assert context["touched"] == ["__pycache__/a.pyc", "a.py"]
-    assert context["artefacts"] == ["__pycache__/a.pyc"]
+    assert context["byproducts"] == context["artefacts"] == ["__pycache__/a.pyc"]  # old name too
     assert context["files"] == ["a.py", "sub/b.txt"]
     assert (context["test_command"], context["prepare"]) == ("pytest -q", ["make deps"])
     assert context["reference"] == {"ref": None, "checkout": None}

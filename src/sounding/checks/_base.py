@@ -84,7 +84,7 @@ class Evidence:
     record: RunRecord
     workspace: Path | None = None
     touched: frozenset[str] | None = None
-    artefacts: frozenset[str] = frozenset()
+    byproducts: frozenset[str] = frozenset()
     diff: str | None = None
     stdout: str = ""
     stderr: str = ""

@@ -87,7 +87,7 @@ def file_writes_outside(params: WritesParams, context: CheckContext) -> CheckRes
     if evidence.touched is None:
         return CheckResult.unjudged("the list of files touched was not kept for this trial")
     prefixes = [_clean(p) for p in params.prefixes]
-    written = {_clean(p) for p in evidence.touched} - {_clean(p) for p in evidence.artefacts}
+    written = {_clean(p) for p in evidence.touched} - {_clean(p) for p in evidence.byproducts}
     outside = sorted(p for p in written if not any(p.startswith(x) for x in prefixes))
     allowed = ", ".join(params.prefixes) or "nowhere"
     if outside:

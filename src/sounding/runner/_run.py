@@ -105,7 +105,10 @@ def run_suite(
     _require_judge(cases, settings)
     _check_judge_models(suite, cases, settings)
     if on_note is not None:
-        for note in blinding_notes(cases, suite.cells):
+        for note in [
+            *(n for case in cases for n in case.notes),
+            *blinding_notes(cases, suite.cells),
+        ]:
             on_note(note)
     layout = resumed[0] if resumed else allocate_run(suite.results_dir)
     try:

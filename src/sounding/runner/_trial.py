@@ -162,7 +162,7 @@ def _run(
         metrics=dict(validation.metrics),
         metric_reasons=dict(validation.reasons),
         touched=sorted(evidence.touched or ()),
-        byproducts=sorted(evidence.artefacts),
+        byproducts=sorted(evidence.byproducts),
         score=score,
         record=record,
     )
@@ -350,7 +350,7 @@ def _evidence(
         record=record,
         workspace=workspace,
         touched=frozenset(found.touched),
-        artefacts=frozenset(found.artefacts),
+        byproducts=frozenset(found.byproducts),
         diff=found.diff,
         stdout=run.stdout,
         stderr=run.stderr,

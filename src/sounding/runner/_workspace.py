@@ -45,7 +45,7 @@ class Origin:
 
     tree: Path | None
     given: dict[str, Path]
-    artefacts: tuple[str, ...]
+    byproducts: tuple[str, ...]
     is_git: bool = False
     files: Mapping[str, FileState] = field(default_factory=dict)
 
@@ -53,25 +53,25 @@ class Origin:
 @dataclass(frozen=True)
 class Changes:
     touched: list[str]
-    artefacts: list[str]
+    byproducts: list[str]
     diff: str
 
 
 def resolve_origin(spec: Workspace, suite_root: Path, cache_dir: Path) -> Origin:
     """Find (and for a repository, clone once) the pristine tree of a scenario's workspace."""
     given = {dest: _inside(suite_root, src, "workspace.given") for dest, src in spec.given.items()}
-    artefacts = tuple(spec.artefacts)
+    byproducts = tuple(spec.byproducts)
     if spec.fixture:
         tree = _inside(suite_root, spec.fixture, "workspace.fixture")
         if not tree.is_dir():
             raise WorkspaceError(
                 f"workspace.fixture '{spec.fixture}' is not a folder of {suite_root}"
             )
-        return Origin(tree, given, artefacts, files=start_state(tree, given))
+        return Origin(tree, given, byproducts, files=start_state(tree, given))
     if spec.repo:
         tree = _clone(spec.repo, spec.ref, suite_root, cache_dir)
-        return Origin(tree, given, artefacts, True, start_state(tree, given))
-    return Origin(None, given, artefacts, files=start_state(None, given))
+        return Origin(tree, given, byproducts, True, start_state(tree, given))
+    return Origin(None, given, byproducts, files=start_state(None, given))
 
 
 def start_state(tree: Path | None, given: Mapping[str, Path]) -> dict[str, FileState]:
@@ -185,9 +185,9 @@ def changes(origin: Origin, workspace: Path) -> Changes:
         [name for name in before if name not in after]
         + [name for name, path in after.items() if _changed(before.get(name), path)]
     )
-    artefacts = [name for name in touched if _is_artefact(name, origin.artefacts)]
+    byproducts = [name for name in touched if _is_byproduct(name, origin.byproducts)]
     diff = "".join(_diff(name, _source(before.get(name)), after.get(name)) for name in touched)
-    return Changes(touched, artefacts, diff)
+    return Changes(touched, byproducts, diff)
 
 
 def _changed(state: FileState | None, path: Path) -> bool:
@@ -207,7 +207,7 @@ def _source(state: FileState | None) -> Path | None:
     return state.source if state is not None else None
 
 
-def _is_artefact(name: str, patterns: tuple[str, ...]) -> bool:
+def _is_byproduct(name: str, patterns: tuple[str, ...]) -> bool:
     parts = PurePosixPath(name).parts
     return any(
         fnmatch.fnmatch(name, pattern) or any(fnmatch.fnmatch(part, pattern) for part in parts)

@@ -65,7 +65,7 @@ class Workspace(_Frozen):
     repo: str | None = None
     ref: str | None = None
     given: dict[str, str] = Field(default_factory=dict)
-    artefacts: list[str] = Field(default_factory=list)
+    byproducts: list[str] = Field(default_factory=list)  # globs of files checks ignore
 
 
 class Scenario(_Frozen):
@@ -97,6 +97,7 @@ class Case(_Frozen):
     scenarios: list[Scenario]
     services: list[dict[str, Any]] = Field(default_factory=list)
     validators: list[ValidatorSpec] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)  # what loads but should be changed
 
     def scenario(self, scenario_id: str) -> Scenario:
         for scenario in self.scenarios:

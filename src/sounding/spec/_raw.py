@@ -54,7 +54,8 @@ class RawWorkspace(_Raw):
     repo: str | None = None
     ref: str | None = None
     given: dict[str, str] | None = None
-    artefacts: list[str] | None = None
+    byproducts: list[str] | None = None
+    artefacts: list[str] | None = None  # the old name of `byproducts`
 
 
 class RawScoring(_Raw):

@@ -126,6 +126,7 @@ class _CaseResolver:
         self.locator = locator
         self.suite_dir = suite_dir
         self.problems: list[Problem] = []
+        self.notes: list[Problem] = []
         services = {service.name for service in raw.services}
         self.validators = resolve_validators(raw.validators, locator, suite_dir, self.problems)
         metrics = declared_metrics(self.validators)
@@ -148,6 +149,7 @@ class _CaseResolver:
             scenarios=scenarios,
             services=[service.model_dump() for service in raw.services],
             validators=self.validators,
+            notes=[str(note) for note in self.notes],
         )
 
     def _check_scripts(self, scenarios: list[Scenario], path: Path) -> None:
@@ -194,6 +196,20 @@ class _CaseResolver:
                 self.problems.append(
                     Problem(str(path), spec.line, "grader.name", message, tuple(known), close)
                 )
+
+    def _check_old_byproducts(self, workspace: RawWorkspace, key: KeyPath) -> None:
+        """`artefacts` is the old name of `byproducts`: still read, with a note to rename it."""
+        if workspace.byproducts is not None:
+            self._add(
+                key,
+                "and `byproducts` are one setting (its old name and its name): keep `byproducts`",
+            )
+            return
+        message = (
+            "is the old name of `byproducts` (files the agent's work leaves behind, which "
+            "checks ignore): rename the key; the old name will stop being read"
+        )
+        self.notes.append(self.locator.problem(key, message))
 
     def _add(self, key: KeyPath, message: str, **hints: Any) -> None:
         self.problems.append(self.locator.problem(key, message, **hints))
@@ -244,7 +260,7 @@ class _CaseResolver:
             leads=self._entries(raw.leads, base, "leads") if raw.leads else [],
             forbidden=self._rules(raw.forbidden, base) if raw.forbidden else {},
             scoring=raw.scoring.model_dump(exclude_none=True) if raw.scoring else {},
-            workspace=raw.workspace.model_dump(exclude_none=True) if raw.workspace else {},
+            workspace=_workspace_keys(raw.workspace),
             test_command=raw.test_command,
             prepare=raw.prepare,
             env=raw.env,
@@ -279,6 +295,8 @@ class _CaseResolver:
         return found
 
     def _check_workspace(self, workspace: RawWorkspace, key: KeyPath) -> None:
+        if workspace.artefacts is not None:
+            self._check_old_byproducts(workspace, (*key, "artefacts"))
         if workspace.fixture is not None:
             self._check_source(workspace.fixture, (*key, "fixture"), "fixture")
         for dest, source in (workspace.given or {}).items():
@@ -380,3 +398,13 @@ def _specs(scenario: Scenario) -> list[CheckSpec]:
     return [i.check for i in scenario.invariants] + [
         a.check for a in (*scenario.expect, *scenario.leads)
     ]
+
+
+def _workspace_keys(workspace: RawWorkspace | None) -> dict[str, Any]:
+    """The keys a level's `workspace:` sets, `artefacts` under its name `byproducts`."""
+    if workspace is None:
+        return {}
+    keys = workspace.model_dump(exclude_none=True)
+    if "artefacts" in keys:
+        keys.setdefault("byproducts", keys.pop("artefacts"))
+    return keys

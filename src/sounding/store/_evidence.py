@@ -31,7 +31,7 @@ def stored_evidence(
         record=trial.record or RunRecord(),
         workspace=folder / "workspace" if "workspace" in present else None,
         touched=None if trial.touched is None else frozenset(trial.touched),
-        artefacts=frozenset(trial.byproducts),
+        byproducts=frozenset(trial.byproducts),
         diff=text("diff.patch"),
         stdout=text("stdout.txt") or "",
         stderr=text("stderr.txt") or "",

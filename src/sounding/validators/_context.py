@@ -78,7 +78,8 @@ class ContextDocument(BaseModel):
     cell: str = ""
     declared: list[str] = Field(default_factory=list)
     touched: list[str] = Field(default_factory=list)
-    artefacts: list[str] = Field(default_factory=list)
+    byproducts: list[str] = Field(default_factory=list)
+    artefacts: list[str] = Field(default_factory=list)  # the old name of `byproducts`
     given: list[str] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list)
     test_command: str | None = None
@@ -121,7 +122,8 @@ def context_document(trial: FinishedTrial, prompt: Path) -> ContextDocument:
         cell=trial.cell,
         declared=[m for v in trial.case.validators for m in v.metrics],
         touched=sorted(evidence.touched or ()),
-        artefacts=sorted(evidence.artefacts),
+        byproducts=sorted(evidence.byproducts),
+        artefacts=sorted(evidence.byproducts),
         given=sorted(trial.given),
         files=workspace_files(workspace),
         test_command=trial.scenario.test_command,

@@ -50,7 +50,7 @@ class Run:
         self.checkout = Path(context.reference.checkout) if context.reference.checkout else None
         self.ref = context.reference.ref
         self.touched = frozenset(context.touched)
-        self.artefacts = frozenset(context.artefacts)
+        self.byproducts = frozenset(context.byproducts or context.artefacts)
         self.given = frozenset(context.given)
         self.files = frozenset(context.files)
         self.declared = frozenset(context.declared)
@@ -61,6 +61,11 @@ class Run:
 
     def __repr__(self) -> str:
         return f"Run({str(self.path)!r})"
+
+    @property
+    def artefacts(self) -> frozenset[str]:
+        """The old name of `byproducts`."""
+        return self.byproducts
 
     @cached_property
     def prompt(self) -> str:
