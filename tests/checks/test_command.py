@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -90,6 +93,20 @@ def test_a_background_child_left_behind_is_killed(tmp_path: Path) -> None:
     assert time.monotonic() - started < 5
     child = int((tmp_path / "child.pid").read_text())
     assert wait_gone(child), f"child {child} outlived the check"
+
+
+def test_a_daemon_left_holding_the_output_does_not_hold_the_check(tmp_path: Path) -> None:
+    code = "import os, time; os.setsid(); open('daemon.pid', 'w').write(str(os.getpid()))"
+    daemon = f'{sys.executable} -c "{code}; time.sleep(30)"'
+    started = time.monotonic()
+    try:
+        waits = "until [ -s daemon.pid ]; do sleep 0.01; done"
+        result = check(f"{daemon} & {waits}; echo checked", tmp_path)
+        assert time.monotonic() - started < 2
+        assert result.status is Status.PASSED
+        assert result.details["stdout"] == "checked\n"
+    finally:
+        os.kill(int((tmp_path / "daemon.pid").read_text()), signal.SIGKILL)
 
 
 def test_no_workspace_is_unjudged() -> None:

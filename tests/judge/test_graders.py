@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import textwrap
 import time
 from pathlib import Path
@@ -172,6 +174,28 @@ def test_what_a_stopped_grader_started_is_stopped_too(tmp_path: Path) -> None:
         _grade(suite, timeout=1.0)
     pid = int((tmp_path / "child.pid").read_text())
     assert _gone_within(pid, seconds=3.0)
+
+
+def test_a_daemon_left_holding_the_graders_pipes_does_not_hold_its_check(
+    tmp_path: Path,
+) -> None:
+    suite = _suite(
+        tmp_path,
+        """
+        import subprocess, sys
+        def grade(t, case, run):
+            code = "import time; time.sleep(30)"
+            daemon = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+            open("daemon.pid", "w").write(str(daemon.pid))
+            return True
+        """,
+    )
+    started = time.monotonic()
+    try:
+        assert _grade(suite, timeout=5.0) == GraderAnswer(passed=True)
+        assert time.monotonic() - started < 1.5
+    finally:
+        os.kill(int((tmp_path / "daemon.pid").read_text()), signal.SIGKILL)
 
 
 def _gone_within(pid: int, seconds: float) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,33 @@ def test_a_test_command_that_cannot_start_cannot_be_judged(tmp_path: Path) -> No
     run = Run(context(tmp_path, test_command="no-such-test-runner -q"))
     with pytest.raises(CannotJudge, match="'no-such-test-runner -q' could not start"):
         run.tests()
+
+
+def test_what_a_step_leaves_running_dies_with_it(tmp_path: Path) -> None:
+    pid_file = tmp_path / "left.pid"
+    command = f"sh -c 'sleep 30 & echo $! > {pid_file}; exit 0'"
+    started = time.monotonic()
+    assert Run(context(tmp_path, test_command=command)).tests() is True
+    assert time.monotonic() - started < 5
+    left = int(pid_file.read_text())
+    deadline = time.monotonic() + 1.0  # a SIGKILL is sent at once, and acted on soon after
+    while _running(left) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _running(left)
+
+
+def test_a_step_past_its_timeout_cannot_be_judged(tmp_path: Path) -> None:
+    run = Run(context(tmp_path, test_command="sleep 30"))
+    with pytest.raises(CannotJudge, match=r"'sleep 30' ran past 0.5s"):
+        run.tests(timeout=0.5)
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def test_sources_at_reference_read_the_pristine_tree(tmp_path: Path) -> None:

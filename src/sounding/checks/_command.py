@@ -1,126 +1,24 @@
 """A command run in the final workspace, judged by its exit code.
 
-`run_in_group` is also how `custom` runs its script: every process a check starts lives in
-its own process group, and the whole group is killed when the check is done or times out,
-so a check never leaves a process behind.
+Like every process a check starts (`custom` scripts too), it runs by
+`sounding._process.run_bounded`: in a process group of its own, killed whole when the
+command ends or times out, so a check never leaves a process behind.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import threading
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import IO
 
 from pydantic import Field, field_validator
 
+from sounding._process import Finished, run_bounded
 from sounding.checks._base import CheckContext, CheckResult, Params
 from sounding.checks._registry import registry
 
 TAIL_BYTES = 4096
 """How much of the end of stdout and stderr a result keeps."""
 
-_DRAIN_SECONDS = 5.0
-
-
-@dataclass(frozen=True)
-class Finished:
-    """How a process ended. `exit_code` is None when it timed out and was killed."""
-
-    exit_code: int | None
-    stdout: bytes
-    stderr: bytes
-    stdout_truncated: bool
-    timeout: float
-
-    @property
-    def timed_out(self) -> bool:
-        return self.exit_code is None
-
-
-class _Reader(threading.Thread):
-    """Reads one pipe to its end, keeping at most `limit` bytes (the last ones)."""
-
-    def __init__(self, pipe: IO[bytes], limit: int) -> None:
-        super().__init__(daemon=True)
-        self.pipe, self.limit = pipe, limit
-        self.data = bytearray()
-        self.truncated = False
-
-    def run(self) -> None:
-        with self.pipe:
-            for chunk in iter(lambda: self.pipe.read(65536), b""):
-                self.data += chunk
-                if len(self.data) > self.limit:
-                    del self.data[: len(self.data) - self.limit]
-                    self.truncated = True
-
-
-def _feed(pipe: IO[bytes], data: bytes) -> None:
-    with contextlib.suppress(OSError), pipe:  # the process stopped reading: its output says why
-        pipe.write(data)
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone
-        os.killpg(pgid, signal.SIGKILL)
-
-
-def _ended_within(pid: int, timeout: float) -> bool:
-    """Wait up to `timeout` for the process to end, leaving it unreaped (its id stays taken)."""
-    deadline = time.monotonic() + timeout
-    pause = 0.001
-    while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return False
-        time.sleep(min(pause, left))
-        pause = min(pause * 2, 0.05)
-    return True
-
-
-def run_in_group(
-    argv: Sequence[str],
-    *,
-    cwd: Path,
-    timeout: float,
-    stdin: bytes | None = None,
-    limit: int = 1 << 20,
-    env: Mapping[str, str] | None = None,
-) -> Finished:
-    """Run `argv` in a new session; kill its whole process group when it ends or times out."""
-    import subprocess  # with a check that runs something, not with sounding
-
-    process = subprocess.Popen(
-        list(argv),
-        cwd=cwd,
-        env=None if env is None else {**os.environ, **env},
-        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    assert process.stdout is not None and process.stderr is not None
-    out, err = _Reader(process.stdout, limit), _Reader(process.stderr, limit)
-    out.start()
-    err.start()
-    if stdin is not None and process.stdin is not None:
-        threading.Thread(target=_feed, args=(process.stdin, stdin), daemon=True).start()
-    try:
-        ended = _ended_within(process.pid, timeout)
-    finally:
-        _kill_group(process.pid)  # before reaping: the group id cannot have been reused yet
-        code = process.wait()
-    exit_code = code if ended else None
-    drained_by = time.monotonic() + _DRAIN_SECONDS  # a process that left the group may hold a pipe
-    for reader in (out, err):
-        reader.join(max(0.0, drained_by - time.monotonic()))
-    return Finished(exit_code, bytes(out.data), bytes(err.data), out.truncated, timeout)
+_KEPT = TAIL_BYTES + 1  # a byte more than is shown: `tail` then sees that it was cut
 
 
 def tail(data: bytes, size: int = TAIL_BYTES) -> str:
@@ -138,11 +36,11 @@ def last_line(data: bytes) -> str:
     return line if len(line) <= 160 else f"{line[:157]}..."
 
 
-def ended(exit_code: int | None) -> str:
+def ended(finished: Finished) -> str:
     """How a process ended, in words: `exited with 1`, `was killed by signal 9`."""
-    if exit_code is not None and exit_code < 0:
-        return f"was killed by signal {-exit_code}"
-    return f"exited with {exit_code}"
+    if finished.signal is not None:
+        return f"was killed by signal {finished.signal}"
+    return f"exited with {finished.returncode}"
 
 
 def seconds(value: float) -> str:
@@ -171,12 +69,10 @@ def command_exit(params: CommandParams, context: CheckContext) -> CheckResult:
     if workspace is None:
         return CheckResult.unjudged("the workspace was not kept for this trial")
     limit = params.timeout or context.timeout
+    env = {**os.environ, **(context.evidence.extra.get("env") or {})}
     try:
-        finished = run_in_group(
-            ["sh", "-c", params.command],
-            cwd=workspace,
-            timeout=limit,
-            env=context.evidence.extra.get("env"),
+        finished = run_bounded(
+            ["sh", "-c", params.command], cwd=workspace, timeout=limit, limit=_KEPT, env=env
         )
     except OSError as exc:
         return CheckResult.error(f"could not start 'sh' in {workspace}: {exc.strerror or exc}")
@@ -185,9 +81,9 @@ def command_exit(params: CommandParams, context: CheckContext) -> CheckResult:
         return CheckResult.error(
             f"command '{params.command}' timed out after {seconds(limit)}", **output
         )
-    code = finished.exit_code
+    code = finished.returncode
     said = last_line(finished.stderr) or last_line(finished.stdout)
-    reason = f"command '{params.command}' {ended(code)}"
+    reason = f"command '{params.command}' {ended(finished)}"
     if code != params.exit_code:
         reason += f", expected {params.exit_code}" + (f": {said}" if said else "")
     return CheckResult.verdict(code == params.exit_code, reason, exit_code=code, **output)

@@ -16,8 +16,9 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from sounding._process import Finished, run_bounded
 from sounding.checks._base import CheckContext, CheckResult, Params, Status
-from sounding.checks._command import Finished, ended, last_line, run_in_group, seconds, tail
+from sounding.checks._command import ended, last_line, seconds, tail
 from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside
 from sounding.checks._registry import registry
 
@@ -52,12 +53,12 @@ def custom(params: CustomParams, context: CheckContext) -> CheckResult:
     payload = json.dumps(script_context(context), default=str).encode()
     limit = params.timeout or context.timeout
     try:
-        finished = run_in_group(
-            argv, cwd=suite_dir, timeout=limit, stdin=payload, limit=STDOUT_LIMIT
+        finished = run_bounded(
+            argv, cwd=suite_dir, timeout=limit, limit=STDOUT_LIMIT, stdin=payload
         )
     except OSError as exc:
         return CheckResult.error(f"could not start '{params.script}': {exc.strerror or exc}")
-    return _verdict(params.script, finished)
+    return _verdict(params.script, finished, limit)
 
 
 def _locate(script: str, suite_dir: Path | None) -> tuple[Path, Path] | CheckResult:
@@ -108,18 +109,18 @@ def script_context(context: CheckContext) -> dict[str, Any]:
     return data
 
 
-def _verdict(script: str, finished: Finished) -> CheckResult:
+def _verdict(script: str, finished: Finished, limit: float) -> CheckResult:
     """Read the script's answer; anything but a well-formed verdict is an error."""
     stderr = tail(finished.stderr)
     said = last_line(finished.stderr)
     if finished.timed_out:
         return CheckResult.error(
-            f"script '{script}' timed out after {seconds(finished.timeout)}", stderr=stderr
+            f"script '{script}' timed out after {seconds(limit)}", stderr=stderr
         )
-    if finished.exit_code != 0:
-        reason = f"script '{script}' {ended(finished.exit_code)}" + (f": {said}" if said else "")
+    if finished.returncode != 0:
+        reason = f"script '{script}' {ended(finished)}" + (f": {said}" if said else "")
         return CheckResult.error(reason, stderr=stderr, stdout=tail(finished.stdout))
-    if finished.stdout_truncated:
+    if finished.stdout_cut:
         return CheckResult.error(f"script '{script}' printed more than 1 MiB on stdout")
     answer = _parse(finished.stdout)
     if isinstance(answer, str):

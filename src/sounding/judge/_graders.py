@@ -14,19 +14,17 @@ import difflib
 import json
 import math
 import os
-import queue
 import re
-import signal
 import sys
-import threading
+import tempfile
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from sounding._process import end_of, readable, start, stop
 from sounding.judge._errors import GraderError, JudgeError
 
 GRADERS_DIR = "checks"
@@ -38,6 +36,7 @@ _NAME = re.compile(rf"^({_IDENTIFIER})\.({_IDENTIFIER})$")
 _ANSWER_KEYS = frozenset({"pass", "score", "why"})
 _CONTRACT = 'True/False or {"pass": bool, "score": float in [0, 1]?, "why": str?}'
 _TAIL = 12
+_STDERR_KEPT = 64 << 10  # bytes of the end of its stderr read, for its last _TAIL lines
 
 
 class GraderAnswer(BaseModel):
@@ -148,10 +147,10 @@ def _converse(
                 "or raise check_timeout for this scenario"
             ) from None
         if message is None:
-            child.close()
+            code = child.close()
             raise GraderError(
-                f"grader '{name}' exited (code {child.returncode}) without answering",
-                {"stderr": child.stderr_tail()},
+                f"grader '{name}' exited (code {code}) without answering",
+                {"stderr": child.said},
             )
         if "llm" not in message:
             return message
@@ -216,87 +215,59 @@ def _malformed(name: str, shown: str, problem: str) -> GraderError:
 
 
 class _Child:
-    """The grader's process, with its stdout read line by line and its stderr kept."""
+    """The grader's process: JSON lines on its stdin and stdout, its stderr in a file."""
 
     def __init__(self, suite_dir: Path) -> None:
         import subprocess  # with the first grader run, not with sounding
 
-        self._process = subprocess.Popen(
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        self._process = start(
             [sys.executable, str(CHILD)],
+            cwd=suite_dir,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=suite_dir,
-            encoding="utf-8",
-            errors="replace",
-            start_new_session=True,  # its own process group: stopping it stops its children
+            stderr=self._stderr,
         )
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        self._stderr: deque[str] = deque(maxlen=_TAIL)
-        self._readers = [
-            threading.Thread(target=self._pump, daemon=True),
-            threading.Thread(target=self._drain, daemon=True),
-        ]
-        for reader in self._readers:
-            reader.start()
-
-    @property
-    def returncode(self) -> int | None:
-        return self._process.returncode
+        self._unread = bytearray()
+        self.said = ""  # the last lines of its stderr, once it is closed
 
     def send(self, message: Mapping[str, Any]) -> None:
         assert self._process.stdin is not None
-        try:
-            self._process.stdin.write(json.dumps(message, default=str) + "\n")
+        with contextlib.suppress(BrokenPipeError, ValueError):  # gone: receive() will tell
+            self._process.stdin.write(json.dumps(message, default=str).encode() + b"\n")
             self._process.stdin.flush()
-        except (BrokenPipeError, ValueError):
-            pass  # the child is gone; its silence is reported by receive()
 
     def receive(self, deadline: float) -> dict[str, Any] | None:
-        """The next message; None when the child closed its output; TimeoutError past deadline."""
-        try:
-            line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
-        except queue.Empty:
-            raise TimeoutError from None
-        if line is None:
-            return None
-        try:
-            message = json.loads(line)
-        except ValueError:
-            return {"unreadable": line.strip()}
-        return message if isinstance(message, dict) else {"unreadable": line.strip()}
-
-    def stderr_tail(self) -> str:
-        return "".join(self._stderr)
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):  # whatever the grader started dies with it
-            os.killpg(self._process.pid, signal.SIGKILL)
-        if self._process.poll() is None:
-            self._process.kill()
-        self._process.wait()
-        with contextlib.suppress(OSError):  # a pipe to a process already gone
-            assert self._process.stdin is not None
-            self._process.stdin.close()
-        streams = (self._process.stdout, self._process.stderr)
-        for reader, stream in zip(self._readers, streams, strict=True):
-            reader.join(timeout=2)
-            if stream is not None and not reader.is_alive():
-                stream.close()  # else a process that left the group still holds the pipe
-
-    def _pump(self) -> None:
+        """The next message; None when the child closed its output; TimeoutError past
+        deadline. Read here, never past it: a process the grader left holding the pipe
+        cannot hold sounding."""
         assert self._process.stdout is not None
+        pipe, chunk = self._process.stdout.fileno(), b"..."
+        while b"\n" not in self._unread and chunk:
+            if not readable(pipe, deadline - time.monotonic()):
+                raise TimeoutError
+            chunk = os.read(pipe, 65536)
+            self._unread += chunk
+        if not self._unread:
+            return None
+        line, _, self._unread = self._unread.partition(b"\n")
+        text = line.decode("utf-8", errors="replace").strip()
         try:
-            for line in self._process.stdout:
-                self._lines.put(line)
-        except (OSError, ValueError):
-            pass
-        self._lines.put(None)
+            message = json.loads(text)
+        except ValueError:
+            return {"unreadable": text}
+        return message if isinstance(message, dict) else {"unreadable": text}
 
-    def _drain(self) -> None:
-        assert self._process.stderr is not None
-        try:
-            for line in self._process.stderr:
-                self._stderr.append(line)
-        except (OSError, ValueError):
-            pass
+    def close(self) -> int:
+        """Stop it and whatever it started in its group, keep the end of its stderr; its
+        return code."""
+        code = stop(self._process, grace=0)
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._process.stdout.close()
+        with contextlib.suppress(OSError):  # flushing into a pipe nobody reads any more
+            self._process.stdin.close()
+        if not self._stderr.closed:
+            said = end_of(self._stderr, _STDERR_KEPT)[0].decode("utf-8", errors="replace")
+            self.said = "".join(said.splitlines(keepends=True)[-_TAIL:])
+            self._stderr.close()
+        return code

@@ -6,12 +6,8 @@ callable), the workspace as working directory, and SOUNDING_* variables in the e
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
-import os
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -19,7 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-_TERM_GRACE = 1.0
+from sounding._process import kill_group, run_bounded
+
+OUTPUT_LIMIT = 8 << 20
+"""How much of the end of a turn's stdout, and of its stderr, is kept (8 MiB each)."""
+
 _import_lock = threading.Lock()
 
 
@@ -27,25 +27,14 @@ class _Running:
     """The agents' process groups alive right now, so an interrupted run can stop them."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._groups: set[int] = set()
+        self.groups: set[int] = set()  # a set changes by one whole call at a time: no lock
         self.stopping = threading.Event()
-
-    def add(self, pgid: int) -> None:
-        with self._lock:
-            self._groups.add(pgid)
-
-    def discard(self, pgid: int) -> None:
-        with self._lock:
-            self._groups.discard(pgid)
 
     def stop_all(self) -> None:
         """Mark the run as stopping and kill every agent's group (Ctrl-C)."""
         self.stopping.set()
-        with self._lock:
-            groups = list(self._groups)
-        for pgid in groups:
-            _signal_group(pgid, signal.SIGKILL)
+        for pgid in list(self.groups):  # a copy: trials add and discard their own meanwhile
+            kill_group(pgid)
 
 
 RUNNING = _Running()
@@ -76,7 +65,8 @@ class AgentRun:
     answers: list[str] = field(default_factory=list)
     stdout: str = ""
     stderr: str = ""
-    exit_code: int | None = None
+    exit_code: int | None = None  # of its last turn; negative: killed by that signal
+    signal: int | None = None  # the signal that killed its last turn, if one did
     timed_out: bool = False
     failed_to_start: str | None = None
     returned: Any = None
@@ -109,53 +99,33 @@ def _command_turn(
     timeout: float,
     run: AgentRun,
 ) -> bool:
+    """One turn: a process of its own, killed with its whole group when it ends or times out."""
     try:
-        process = subprocess.Popen(
+        finished = run_bounded(
             argv,
             cwd=given.workspace,
+            timeout=timeout,
+            limit=OUTPUT_LIMIT,
             env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
+            stdin=prompt.encode(),
+            groups=RUNNING.groups,
         )
     except OSError as exc:
         run.failed_to_start = f"could not start {argv[0]!r}: {exc.strerror or exc}"
         return False
-    RUNNING.add(process.pid)
-    try:
-        out, err = process.communicate(prompt.encode(), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        run.timed_out = True
-        out, err = _kill_group(process)
-    finally:
-        _reap_group(process.pid)
-        RUNNING.discard(process.pid)
-    run.stdout += out.decode(errors="replace")
-    run.stderr += err.decode(errors="replace")
-    run.answers.append(out.decode(errors="replace").strip())
-    run.exit_code = process.returncode
-    return not run.timed_out and process.returncode == 0
+    answer = finished.stdout.decode(errors="replace")
+    run.stdout += _marked(answer, finished.stdout_cut)
+    run.stderr += _marked(finished.stderr.decode(errors="replace"), finished.stderr_cut)
+    run.answers.append(answer.strip())
+    run.exit_code, run.signal = finished.returncode, finished.signal
+    run.timed_out = finished.timed_out
+    return not finished.timed_out and finished.returncode == 0
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
-    """TERM the agent's whole process group, then KILL what is left; collect what it printed."""
-    _signal_group(process.pid, signal.SIGTERM)
-    try:
-        return process.communicate(timeout=_TERM_GRACE)
-    except subprocess.TimeoutExpired:
-        _signal_group(process.pid, signal.SIGKILL)
-        return process.communicate()
-
-
-def _reap_group(pgid: int) -> None:
-    """No orphans: whatever the agent left running in its group is killed with it."""
-    _signal_group(pgid, signal.SIGKILL)
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
+def _marked(output: str, cut: int) -> str:
+    """An output as stored: when its start was cut, a first line says so."""
+    note = f"[sounding kept the last {OUTPUT_LIMIT >> 20} MiB; {cut} bytes before were cut]\n"
+    return note + output if cut else output
 
 
 def _turn_env(given: TurnInput, index: int, prompt: str, answers: list[str]) -> dict[str, str]:

@@ -7,19 +7,17 @@ with its output in `<trial>/services/<name>.stdout.log` / `.stderr.log`. `{port}
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
-import signal
 import socket
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from sounding._process import poll, run_bounded, start, stop
 from sounding.services._base import (
     RunningService,
     ServiceError,
@@ -31,10 +29,14 @@ from sounding.services._base import (
     tail,
 )
 
+if TYPE_CHECKING:
+    import subprocess
+
 STOP_GRACE = 3.0
 """Seconds a process group has to exit after SIGTERM before it gets SIGKILL."""
 
 _PROBE_INTERVAL = 0.05
+_PROBE_OUTPUT = 4096  # bytes of the end of a probe command's output kept, to show
 
 
 class WaitFor(BaseModel):
@@ -112,7 +114,6 @@ class ProcessService(RunningService):
         self._cwd = context.suite_dir
         self._env = {**os.environ, **context.env, **self._fill_all(spec.env)}
         self.command = [self._fill(part) for part in argv(spec.command)]
-        self._outputs: list[IO[bytes]] = []
         self._process: subprocess.Popen[bytes] | None = None
         self._stopped = False
 
@@ -129,24 +130,20 @@ class ProcessService(RunningService):
         return self._fill(self.spec.url)
 
     def launch(self) -> None:
-        self._outputs = [open(f"{self.logs}.{kind}.log", "wb") for kind in ("stdout", "stderr")]  # noqa: SIM115
-        try:
-            self._process = subprocess.Popen(
-                self.command,
-                cwd=self._cwd,
-                env=self._env,
-                stdin=subprocess.DEVNULL,
-                stdout=self._outputs[0],
-                stderr=self._outputs[1],
-                start_new_session=True,
-            )
-        except OSError as exc:
-            self._close_outputs()
-            raise ServiceError(
-                f"process service '{self.name}': cannot start {self.command[0]!r}: "
-                f"{exc.strerror or exc}; check the command (it runs from {self._cwd}, no shell)",
-                service=self.name,
-            ) from None
+        """Start the program; its log files are its own (this process keeps no handle)."""
+        stdout, stderr = (f"{self.logs}.{kind}.log" for kind in ("stdout", "stderr"))
+        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+            try:
+                self._process = start(
+                    self.command, cwd=self._cwd, env=self._env, stdout=out, stderr=err
+                )
+            except OSError as exc:
+                raise ServiceError(
+                    f"process service '{self.name}': cannot start {self.command[0]!r}: "
+                    f"{exc.strerror or exc}; check the command (it runs from {self._cwd}, "
+                    "no shell)",
+                    service=self.name,
+                ) from None
 
     def wait_ready(self) -> None:
         """Probe until ready; past `deadline`, ServiceError with the last failure and stderr."""
@@ -175,7 +172,7 @@ class ProcessService(RunningService):
 
     def _fail_if_exited(self) -> None:
         assert self._process is not None
-        code = self._process.poll()
+        code = poll(self._process)
         if code is not None:
             self._fail(f"exited with code {code} before it was ready")
 
@@ -204,7 +201,7 @@ class ProcessService(RunningService):
         return ServiceEvidence(self.name, "process", url, self._details())
 
     def _details(self) -> dict[str, Any]:
-        code = None if self._process is None else self._process.poll()
+        code = None if self._process is None else poll(self._process)
         details: dict[str, Any] = {"port": self.port, "command": self.command}
         if code is not None and not self._stopped:
             details["exited"] = code
@@ -219,27 +216,7 @@ class ProcessService(RunningService):
             return
         self._stopped = True
         if self._process is not None:
-            _end_group(self._process)
-        self._close_outputs()
-
-    def _close_outputs(self) -> None:
-        for output in self._outputs:
-            output.close()
-
-
-def _end_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to the whole group, SIGKILL to what is left after the grace period."""
-    if process.poll() is None:
-        _signal_group(process.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(STOP_GRACE)
-    _signal_group(process.pid, signal.SIGKILL)
-    process.wait()
-
-
-def _signal_group(group: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(group, sig)
+            stop(self._process, STOP_GRACE)
 
 
 def _tcp_probe(port: int) -> str | None:
@@ -269,13 +246,11 @@ def _command_probe(
 ) -> str | None:
     limit = max(0.1, deadline - time.monotonic())
     try:
-        done = subprocess.run(
-            command, env=env, cwd=cwd, capture_output=True, timeout=limit, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return f"{shlex.join(command)} did not finish in {limit:.1f}s"
+        done = run_bounded(command, cwd=cwd, timeout=limit, limit=_PROBE_OUTPUT, env=env)
     except OSError as exc:
         return f"{command[0]!r} cannot run: {exc.strerror or exc}"
+    if done.timed_out:
+        return f"{shlex.join(command)} did not finish in {limit:.1f}s"
     if done.returncode == 0:
         return None
     output = tail((done.stderr or done.stdout).decode("utf-8", "replace"), 3)

@@ -12,7 +12,6 @@ import posixpath
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -22,6 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sounding._process import run_bounded
 from sounding.record import RunRecord, ToolCall
 from sounding.validators._context import CONTEXT_SCHEMA, ContextDocument
 
@@ -189,13 +189,11 @@ def _step(command: str, cwd: Path, timeout: float | None) -> int:
     Its output goes to stderr, which the harness keeps as the validator's stderr.
     """
     try:
-        done = subprocess.run(
-            shlex.split(command), cwd=cwd, capture_output=True, timeout=timeout, check=False
-        )
+        done = run_bounded(shlex.split(command), cwd=cwd, timeout=timeout, limit=_TAIL)
     except OSError as exc:
         raise CannotJudge(f"'{command}' could not start: {exc.strerror or exc}") from None
-    except subprocess.TimeoutExpired:
-        raise CannotJudge(f"'{command}' ran past {timeout:g}s") from None
+    if done.timed_out:
+        raise CannotJudge(f"'{command}' ran past {timeout:g}s")
     output = (done.stdout + done.stderr).decode("utf-8", errors="replace")[-_TAIL:]
     print(f"$ {command}  (exit {done.returncode})\n{output}", file=sys.stderr)
     return done.returncode

@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 
 from sounding._files import write_bytes, write_text
-from sounding.checks._command import Finished, ended, last_line, run_in_group, seconds
+from sounding._process import Finished, run_bounded
+from sounding.checks._command import ended, last_line, seconds
 from sounding.spec import ValidatorSpec
 from sounding.spec._validators import SUITE_PLACEHOLDER
 from sounding.validators._answer import Answer, read_answer
@@ -39,7 +40,7 @@ def run_script(spec: ValidatorSpec, context: Path, suite_dir: Path) -> Answer | 
     folder = context.parent
     argv = [*command_argv(spec, suite_dir), str(context)]
     try:
-        finished = run_in_group(argv, cwd=folder, timeout=spec.timeout, limit=STDOUT_LIMIT)
+        finished = run_bounded(argv, cwd=folder, timeout=spec.timeout, limit=STDOUT_LIMIT)
     except OSError as exc:
         return f"could not start '{spec.command[0]}': {exc.strerror or exc}"
     stderr = _keep_stderr(folder, spec.name, finished)
@@ -67,11 +68,11 @@ def _ending(spec: ValidatorSpec, finished: Finished, stderr: str | None) -> str 
     """Why the way it ended makes the trial invalid, or None when it exited 0 in time."""
     if finished.timed_out:
         raise_by = f"raise `timeout:` (now {seconds(spec.timeout)}) or make it faster"
-        return f"timed out after {seconds(finished.timeout)}: {raise_by}" + _see(stderr)
-    if finished.exit_code != 0:
+        return f"timed out after {seconds(spec.timeout)}: {raise_by}" + _see(stderr)
+    if finished.returncode != 0:
         said = last_line(finished.stderr)
-        return f"{ended(finished.exit_code)}" + (f": {said}" if said else "") + _see(stderr)
-    if finished.stdout_truncated:
+        return ended(finished) + (f": {said}" if said else "") + _see(stderr)
+    if finished.stdout_cut:
         return "printed more than 1 MiB on stdout"
     return None
 

@@ -1,0 +1,195 @@
+"""Starting, bounding and stopping processes: the one way sounding runs any.
+
+`start` gives a process a session of its own, so that `stop` kills its whole group, and
+puts it behind `setpriv --pdeathsig KILL` (util-linux): the kernel kills it when the thread
+that started it ends, even when sounding is killed with SIGKILL. The signal follows that
+*thread*: start a process from a thread that outlives it, as a trial's worker does. Where
+there is no such setpriv (not Linux), processes run without it (`_guard`).
+
+`run_bounded` gives a process temporary files for its input and outputs, not pipes, and
+reads only the end of its outputs, once it has ended: a daemon left holding its stdout
+cannot make a read outlive the deadline, nor gigabytes of output fill memory. What a
+process moves to a session of its own is out of reach; only a sandbox stops that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import os
+import select
+import shutil
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from tempfile import TemporaryFile
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
+
+GRACE = 1.0
+"""Seconds a running process has after SIGTERM before its whole group gets SIGKILL."""
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How a process run by `run_bounded` ended, and the end of what it printed."""
+
+    returncode: int  # its exit status, or minus the signal that killed it
+    timed_out: bool
+    stdout: bytes
+    stderr: bytes
+    stdout_cut: int  # bytes dropped from the start of stdout to keep its end (0: none)
+    stderr_cut: int
+    seconds: float
+
+    @property
+    def signal(self) -> int | None:
+        """The signal that killed it, if one did."""
+        return -self.returncode if self.returncode < 0 else None
+
+
+def run_bounded(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    timeout: float | None,
+    limit: int,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    groups: set[int] | None = None,
+) -> Finished:
+    """Run `argv` until it ends or `timeout` seconds pass (None: no deadline), then `stop`
+    it; keep the last `limit` bytes of each output. `env` is its whole environment (None:
+    this process's), `stdin` all its input (None: none). Its group is in `groups` while it runs.
+    OSError when it cannot be started."""
+    started, groups = time.monotonic(), set() if groups is None else groups
+    with TemporaryFile() as given, TemporaryFile() as out, TemporaryFile() as err:
+        given.write(stdin or b"")
+        given.seek(0)
+        process = start(argv, cwd=cwd, env=env, stdin=given, stdout=out, stderr=err)
+        in_time = False
+        try:
+            groups.add(process.pid)
+            in_time = _ended_within(process, timeout)
+        finally:
+            groups.discard(process.pid)  # before it is reaped: then its id may be reused
+            returncode = stop(process)
+        (stdout, stdout_cut), (stderr, stderr_cut) = end_of(out, limit), end_of(err, limit)
+    seconds = time.monotonic() - started
+    return Finished(returncode, not in_time, stdout, stderr, stdout_cut, stderr_cut, seconds)
+
+
+def start(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    stdout: int | IO[bytes],
+    stderr: int | IO[bytes],
+    env: Mapping[str, str] | None = None,
+    stdin: int | IO[bytes] | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start `argv` in a session of its own, guarded by the parent-death signal; streams as
+    `Popen` takes them, but no `stdin` gives it nothing to read. OSError when it cannot be
+    started. End it with `stop`."""
+    import subprocess  # with the first process started, not with sounding
+
+    return subprocess.Popen(
+        _guard(argv, cwd, env),
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL if stdin is None else stdin,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=True,
+    )
+
+
+def stop(process: subprocess.Popen[bytes], grace: float = GRACE) -> int:
+    """End `process` and its whole group: SIGTERM and `grace` seconds to exit if it runs,
+    then SIGKILL to the group before it is reaped, while its pid (the group's id) is still
+    taken. Its return code. One already reaped is left alone: the id may be another's."""
+    if process.returncode is not None:
+        return process.returncode
+    if poll(process) is None:
+        kill_group(process.pid, signal.SIGTERM)
+        _ended_within(process, grace)
+    kill_group(process.pid)
+    return process.wait()
+
+
+def poll(process: subprocess.Popen[bytes]) -> int | None:
+    """Its return code once it has ended, None while it runs; unlike `Popen.poll` it is
+    not reaped, so that `stop` can still kill its group."""
+    if process.returncode is not None:
+        return process.returncode
+    found = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
+    if found is None:
+        return None
+    killed = found.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
+    return -found.si_status if killed else found.si_status
+
+
+def end_of(output: IO[bytes], limit: int) -> tuple[bytes, int]:
+    """The last `limit` bytes of a file, and how many bytes before them were left out."""
+    cut = max(0, os.fstat(output.fileno()).st_size - limit)
+    output.seek(cut)
+    return output.read(limit), cut
+
+
+def kill_group(pgid: int, sig: signal.Signals = signal.SIGKILL) -> None:
+    """Send `sig` to every process of the group; nothing when the group is gone."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def readable(fd: int, timeout: float | None) -> bool:
+    """Whether `fd` has something to read, or its end, within `timeout` seconds (None:
+    wait). A pidfd is readable once its process has ended."""
+    waiting = select.poll()
+    waiting.register(fd, select.POLLIN)
+    return bool(waiting.poll(None if timeout is None else min(max(timeout, 0) * 1000, 2**31 - 1)))
+
+
+def _ended_within(process: subprocess.Popen[bytes], timeout: float | None) -> bool:
+    """Whether it ended within `timeout` seconds (None: wait), without reaping it. A pidfd
+    wakes this as it ends; without one (not Linux, or before 5.3) its state is polled."""
+    try:
+        pidfd = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):
+        deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
+        while poll(process) is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return poll(process) is not None
+    try:
+        return readable(pidfd, timeout)
+    finally:
+        os.close(pidfd)
+
+
+def _guard(argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None) -> list[str]:
+    """`argv` behind `setpriv --pdeathsig KILL` if there is one. The program is looked for
+    first, as exec will: behind setpriv a missing one is no OSError but an exit 127."""
+    setpriv = _setpriv()
+    if setpriv is None:
+        return list(argv)
+    program = os.path.join(cwd, argv[0]) if "/" in argv[0] else argv[0]
+    search = (os.environ if env is None else env).get("PATH", os.defpath)
+    if shutil.which(program, path=search) is None:
+        code = errno.EACCES if "/" in argv[0] and os.path.isfile(program) else errno.ENOENT
+        raise OSError(code, os.strerror(code), argv[0])
+    return [setpriv, "--pdeathsig", "KILL", "--", *argv]
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    """The `setpriv` on PATH if it sets the parent-death signal (util-linux 2.33 on)."""
+    import subprocess
+
+    found = shutil.which("setpriv")
+    usage = b"" if found is None else subprocess.run([found, "--help"], capture_output=True).stdout
+    return found if b"--pdeathsig" in usage else None
