@@ -12,10 +12,7 @@ would report its own size, not the program's.
 
 from __future__ import annotations
 
-import array
 import compileall
-import contextlib
-import fcntl
 import functools
 import importlib.util
 import json
@@ -160,20 +157,8 @@ def compile_sounding() -> None:
 
 @contextmanager
 def workdir(name: str, keep: bool) -> Iterator[Path]:
-    """A temporary folder for generated inputs; kept (and named) when `keep` is set.
-
-    It is made in `BENCH_TMP`, where ext4 places each folder away from the last, and it is
-    the fastest to write in of `PLACES` such folders (`_writing_cost`)."""
-    tried = sorted(
-        (_writing_cost(folder), str(folder))
-        for folder in (
-            Path(tempfile.mkdtemp(prefix=f"sounding-{name}-", dir=_spread_folder()))
-            for _ in range(PLACES)
-        )
-    )
-    for _, other in tried[1:]:
-        shutil.rmtree(other, ignore_errors=True)
-    folder = Path(tried[0][1])
+    """A temporary folder for generated inputs; kept (and named) when `keep` is set."""
+    folder = Path(tempfile.mkdtemp(prefix=f"sounding-{name}-"))
     try:
         yield folder
     finally:
@@ -181,58 +166,6 @@ def workdir(name: str, keep: bool) -> Iterator[Path]:
             print(f"inputs kept in {folder}")
         else:
             shutil.rmtree(folder, ignore_errors=True)
-
-
-BENCH_TMP = Path(tempfile.gettempdir()) / "sounding-benchmarks"
-PLACES = 3  # folders tried for each benchmark, the fastest to write in kept
-PROBE = 300  # trial-like folders written to time a place
-_FS_IOC_GETFLAGS, _FS_IOC_SETFLAGS, _FS_TOPDIR_FL = 0x80086601, 0x40086602, 0x00020000
-
-
-def _spread_folder() -> Path:
-    """`BENCH_TMP`, marked (where the file system has the flag) as the top of a directory
-    hierarchy, like `chattr +T`: ext4 then spreads the folders made in it over its block
-    groups, rather than putting each beside the last.
-
-    This keeps one benchmark from timing the removal of an earlier one's folder. On ext4
-    without a journal (as on the machine the targets were set on), the kernel avoids
-    reusing an inode freed in the last minute or so, and a new file or folder first passes
-    over every such inode of its block group: 5,000 trial folders took 0.27-0.41 s to make
-    in a folder of their own, and 3.3-4.5 s beside 20,000 folders removed seconds before.
-    """
-    BENCH_TMP.mkdir(exist_ok=True)
-    with contextlib.suppress(OSError):  # not ext4, or not Linux: nothing to spread
-        fd = os.open(BENCH_TMP, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            flags = array.array("i", [0])
-            fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags, True)
-            if not flags[0] & _FS_TOPDIR_FL:
-                flags[0] |= _FS_TOPDIR_FL
-                fcntl.ioctl(fd, _FS_IOC_SETFLAGS, flags)
-        finally:
-            os.close(fd)
-    return BENCH_TMP
-
-
-def _writing_cost(folder: Path) -> float:
-    """Seconds to write `PROBE` folders of one file each in `folder`, as a run writes its
-    trials (a folder, a file under a temporary name, a rename).
-
-    ext4 picks a block group for each top folder of `BENCH_TMP` from those with the fewest
-    folders, and the group another benchmark has just emptied can be one of them: its
-    inodes freed a minute ago make every new file there slow (see `_spread_folder`). A few
-    hundred files show it (17-18 ms in most places, 186 ms beside 10,000 folders removed
-    seconds before), and the next place tried is seldom such a group too.
-    """
-    probe = folder / "probe"
-    probe.mkdir()
-    started = time.perf_counter()
-    for n in range(PROBE):
-        trial = probe / str(n)
-        trial.mkdir()
-        (trial / ".tmp").write_bytes(b"{}")
-        (trial / ".tmp").rename(trial / "trial.json")
-    return time.perf_counter() - started
 
 
 def heading(text: str) -> None:

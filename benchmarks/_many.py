@@ -47,9 +47,12 @@ def verdict(expect, text):
     return "pass" if passed else "fail"
 """
 
-# The floor of bench_many: the same checks, read from the same case file, on the answers.
+# The floor of bench_many: the same checks, read from the same case file, on the answers,
+# and the same trial folders written (a trial.json as large as sounding's, written under a
+# temporary name and renamed into place).
 FLOOR_PY = """\
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -57,14 +60,23 @@ import yaml
 
 from floor_checks import verdict
 
-suite, out = Path(sys.argv[1]), Path(sys.argv[2])
+suite, sample, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 sys.path.insert(0, str(suite))
 from agent import answer  # noqa: E402
 
+padding = "x" * len(sample.read_bytes())
 case = yaml.load((suite / "cases" / "many.yaml").read_text(), Loader=yaml.CSafeLoader)
-results = {s["id"]: verdict(s["expect"], answer(s["user"], None)) for s in case["scenarios"]}
-out.write_text(json.dumps(results, indent=1))
-print(json.dumps({"pass": sum(v == "pass" for v in results.values()), "total": len(results)}))
+passed = 0
+for scenario in case["scenarios"]:
+    text = answer(scenario["user"], None)
+    found = verdict(scenario["expect"], text)
+    passed += found == "pass"
+    folder = out / "trials" / "default" / "many" / f"{scenario['id']}#1"
+    folder.mkdir(parents=True)
+    data = json.dumps({"verdict": found, "answer": text, "padding": padding})
+    (folder / ".tmp-trial.json").write_text(data)
+    os.replace(folder / ".tmp-trial.json", folder / "trial.json")
+print(json.dumps({"pass": passed, "total": len(case["scenarios"])}))
 """
 
 # The floor of bench_rescore: the same checks on the run records stored in trial.json.
@@ -93,13 +105,15 @@ def unwanted(n: int) -> str:
     return "carrier" if n % 10 == 9 else f"ticket-{n}"
 
 
-def write_suite(root: Path, scenarios: int) -> Path:
-    """The suite folder: sounding.toml, agent.py and cases/many.yaml with `scenarios`."""
+def write_suite(root: Path, scenarios: int, trials: int = 1) -> Path:
+    """The suite folder: sounding.toml, agent.py and cases/many.yaml with `scenarios`, each
+    run `trials` times."""
     (root / "cases").mkdir(parents=True)
     (root / "sounding.toml").write_text('[agent]\ncallable = "agent:answer"\n', encoding="utf-8")
     (root / "agent.py").write_text(AGENT_PY, encoding="utf-8")
     body = "".join(SCENARIO.format(n=n, unwanted=unwanted(n)) for n in range(scenarios))
-    (root / "cases" / "many.yaml").write_text(f"scenarios:\n{body}", encoding="utf-8")
+    head = f"defaults: {{trials: {trials}}}\n"
+    (root / "cases" / "many.yaml").write_text(f"{head}scenarios:\n{body}", encoding="utf-8")
     return root
 
 

@@ -95,6 +95,7 @@ PINNED = {
         "ScenarioVerdict",
         "Statistic",
         "Summary",
+        "Tally",
         "TrialScore",
         "TrialVerdict",
         "aggregate",

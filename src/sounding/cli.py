@@ -6,7 +6,10 @@ Each command imports what it uses when it runs, so `sounding --help` loads click
 from __future__ import annotations
 
 import json
+import signal
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -262,7 +265,7 @@ def run(
         suite = load_suite(suite_dir)
         agent, extra = prepare_run(suite, options)
         progress = TrialProgress(_console(stderr=True))
-        with progress.running():
+        with progress.running(), _ctrl_c() as interrupted:
             result = run_suite(
                 suite,
                 options,
@@ -271,6 +274,7 @@ def run(
                 on_trial=progress.finished,
                 on_note=lambda note: _console(stderr=True).print(f"[yellow]![/] {_escape(note)}"),
                 on_plan=progress.planned,
+                interrupted=interrupted,
             )
     except (SuiteConfigError, SpecError, RunSetupError, WorkspaceError, ResultsError) as exc:
         _usage_error(str(exc))
@@ -286,6 +290,24 @@ def run(
     if len(suite.cells) > 1:
         _print_cells(result.layout.root)
     raise SystemExit(result.exit_code)
+
+
+@contextmanager
+def _ctrl_c() -> Iterator[Callable[[], bool]]:
+    """While a run runs, a first Ctrl-C asks it to stop (it then stops at once, at a point
+    of its choosing, and keeps what finished); a second one interrupts it where it is."""
+    pressed: list[bool] = []
+
+    def on_sigint(signum: int, frame: object) -> None:
+        if pressed:
+            raise KeyboardInterrupt
+        pressed.append(True)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield lambda: bool(pressed)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _print_cells(run_dir: Path) -> None:

@@ -9,11 +9,11 @@ its trial notices it was abandoned and stores nothing.
 
 from __future__ import annotations
 
-import collections
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from sounding.runner._agent import RUNNING
 from sounding.runner._trial import (
@@ -26,6 +26,7 @@ from sounding.runner._trial import (
 )
 from sounding.store import Trial, write_trial
 
+_NOTHING: Any = object()  # no outcome this tick
 GRACE = 1.0  # seconds past a callable's timeout before its thread is abandoned
 _TICK = 0.02  # seconds the main thread waits between looks at the finished trials
 
@@ -64,12 +65,21 @@ class Watch:
 class TrialPool:
     """Runs `plans` on `parallel` daemon threads; `outcomes()` yields them as they finish."""
 
-    def __init__(self, plans: list[TrialPlan], settings: TrialSettings, parallel: int) -> None:
-        self._todo = collections.deque(plans)
-        self._left = len(plans)  # outcomes not yet given out
+    def __init__(
+        self,
+        plans: Iterator[TrialPlan],
+        count: int,
+        settings: TrialSettings,
+        parallel: int,
+        interrupted: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self._interrupted = interrupted  # asked between waits: Ctrl-C, as the caller sees it
+        self._todo = plans  # made one at a time, as workers take them (`_next`)
+        self._taking = threading.Lock()
         self._settings = settings
-        self._parallel = max(1, min(parallel, len(plans)))
-        self._finished: queue.SimpleQueue[Trial | BaseException] = queue.SimpleQueue()
+        self._parallel = max(1, min(parallel, count))
+        self._workers = 0  # started and not yet done (an abandoned one no longer counts)
+        self._finished: queue.SimpleQueue[Trial | BaseException | None] = queue.SimpleQueue()
         self._running: set[Watch] = set()
         self._threads: list[threading.Thread] = []
 
@@ -77,25 +87,31 @@ class TrialPool:
         """Every outcome, in the calling thread, as trials finish; overruns are ended here.
 
         The calling thread waits on the queue of outcomes (a C-level wait that a Ctrl-C
-        interrupts cleanly), looking at the running callables' deadlines between waits.
+        interrupts cleanly), looking at the running callables' deadlines between waits. A
+        worker says `None` when it found no trial left to start; the pool ends when every
+        worker has. A fault of the harness in a worker stops the pool with that fault.
         """
         for _ in range(self._parallel):
             self._start_worker()
-        while self._left:
+        while self._workers:
+            if self._interrupted():
+                raise KeyboardInterrupt
             try:
                 item = self._finished.get(timeout=_TICK)
             except queue.Empty:
-                item = None
+                item = _NOTHING
             if isinstance(item, BaseException):
                 raise item
-            if item is not None:
-                self._left -= 1
+            if item is None:
+                self._workers -= 1
+            elif item is not _NOTHING:
                 yield item
             yield from self._end_overruns()
 
     def stop(self, grace: float) -> None:
         """No trial starts any more; wait up to `grace` seconds for the running ones."""
-        self._todo.clear()
+        with self._taking:
+            self._todo = iter(())
         until = time.monotonic() + grace
         for thread in self._threads:
             thread.join(max(0.0, until - time.monotonic()))
@@ -103,26 +119,30 @@ class TrialPool:
     def _start_worker(self) -> None:
         thread = threading.Thread(target=self._work, name="sounding-trial", daemon=True)
         self._threads.append(thread)
+        self._workers += 1
         thread.start()
 
     def _work(self) -> None:
-        while not RUNNING.stopping.is_set():
-            try:
-                plan = self._todo.popleft()
-            except IndexError:
-                return
-            watch = Watch(plan)
-            self._running.add(watch)
-            try:
-                outcome = run_trial(plan, self._settings, watch)
-            except (TrialInterrupted, TrialAbandoned):
-                return  # the run is stopping, or this thread was given up on
-            except BaseException as exc:  # a fault of the harness itself: the run stops
-                self._finished.put(exc)
-                return
-            finally:
-                self._running.discard(watch)
-            self._finished.put(outcome)
+        try:
+            while not RUNNING.stopping.is_set() and (plan := self._next()) is not None:
+                watch = Watch(plan)
+                self._running.add(watch)
+                try:
+                    self._finished.put(run_trial(plan, self._settings, watch))
+                finally:
+                    self._running.discard(watch)
+        except TrialAbandoned:
+            return  # given up on: a fresh worker took this one's place
+        except TrialInterrupted:
+            pass  # the run is stopping
+        except BaseException as exc:  # a fault of the harness itself: the run stops
+            self._finished.put(exc)
+            return
+        self._finished.put(None)
+
+    def _next(self) -> TrialPlan | None:
+        with self._taking:  # one thread at a time advances the plans
+            return next(self._todo, None)
 
     def _end_overruns(self) -> Iterator[Trial]:
         now = time.monotonic()
@@ -132,6 +152,6 @@ class TrialPool:
             self._running.discard(watch)
             outcome = overrun_trial(watch.plan, watch.timeout, watch.started)
             write_trial(watch.plan.folder, outcome)
-            self._left -= 1
+            self._workers -= 1
             self._start_worker()  # the abandoned thread's place
             yield outcome

@@ -6,7 +6,6 @@ finished trial is on disk (trial.json), added to measures.json and counted, then
 
 from __future__ import annotations
 
-import itertools
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -22,7 +21,7 @@ from sounding.runner._config import Suite, SuiteConfigError
 from sounding.runner._pool import TrialPool
 from sounding.runner._trial import Agent, TrialPlan, TrialSettings
 from sounding.runner._workspace import Origin, resolve_origin
-from sounding.scoring import TrialVerdict, aggregate
+from sounding.scoring import Tally, TrialVerdict
 from sounding.spec import Case, Scenario, load_cases
 from sounding.store import (
     Measures,
@@ -96,8 +95,12 @@ def run_suite(
     on_trial: Progress | None = None,
     on_plan: Callable[[int, int], None] | None = None,
     on_note: Callable[[str], None] | None = None,
+    interrupted: Callable[[], bool] = lambda: False,
 ) -> RunResult:
-    """Plan, execute and aggregate a run. Finished trials of a resumed run never run again."""
+    """Plan, execute and aggregate a run. Finished trials of a resumed run never run again.
+
+    The run stops when `interrupted()` says so (asked between trials' outcomes) or on a
+    KeyboardInterrupt; either way it raises RunInterrupted and `--resume` finishes it."""
     resumed = _resumed(suite, options) if options.resume else None
     options = resumed[1] if resumed else options
     cases = load_cases(suite.case_files(options.cases), suite_dir=suite.root)
@@ -112,20 +115,24 @@ def run_suite(
             on_note(note)
     layout = resumed[0] if resumed else allocate_run(suite.results_dir)
     try:
-        plans = _plan(suite, cases, options, layout)
-        write_plan(layout.root, _run_plan(suite, options, layout, plans))
+        planned = _plan(suite, cases, options, layout)
+        write_plan(layout.root, _run_plan(suite, options, layout, planned))
     except BaseException:  # a run stopped before its plan was written leaves no folder
         if resumed is None:
             shutil.rmtree(layout.root, ignore_errors=True)
         raise
-    pending = _unfinished(plans) if resumed else plans  # a new run's folder is empty
-    if on_plan:
-        on_plan(len(plans), len(plans) - len(pending))
     collected = _Collected(cases, layout)
     try:
-        for trial in _finished_before(plans, pending):
+        done = 0
+        for trial in _finished_before(planned) if resumed else ():
             collected.add(trial)
-        _execute(pending, settings, _parallel(suite, options), collected, on_trial)
+            done += 1
+        if on_plan:
+            on_plan(len(planned), done)
+        pending = _unfinished(planned) if resumed else iter(planned)  # a new run's is empty
+        parallel = _parallel(suite, options)
+        pool = TrialPool(pending, len(planned) - done, settings, parallel, interrupted)
+        _execute(pool, collected, on_trial)
     except BaseException as stop:
         collected.discard()
         if isinstance(stop, KeyboardInterrupt):
@@ -134,17 +141,10 @@ def run_suite(
     return RunResult(layout, collected.close(), collected.ran)
 
 
-def _execute(
-    pending: list[TrialPlan],
-    settings: TrialSettings,
-    parallel: int,
-    collected: _Collected,
-    on_trial: Progress | None,
-) -> None:
+def _execute(pool: TrialPool, collected: _Collected, on_trial: Progress | None) -> None:
     """Run the pending trials, each collected as it finishes (it is on disk by then). When
     the run stops early, no new trial starts and running agents are killed, unfinished."""
     RUNNING.stopping.clear()
-    pool = TrialPool(pending, settings, parallel)
     try:
         for trial in pool.outcomes():
             collected.add(trial, ran=True)
@@ -159,14 +159,6 @@ def _execute(
 def _parallel(suite: Suite, options: RunOptions) -> int:
     """Trials at once: `--parallel`, else `[defaults] parallel`, else the cores."""
     return options.parallel or suite.config.defaults.parallel or os.cpu_count() or 1
-
-
-def _finished_before(plans: list[TrialPlan], pending: list[TrialPlan]) -> Iterator[Trial]:
-    """The trials a resumed run had finished before it was stopped, read back."""
-    waiting = {plan.key for plan in pending}
-    for plan in plans:
-        if plan.key not in waiting:
-            yield read_trial(plan.folder)
 
 
 def _check_judge_models(suite: Suite, cases: list[Case], settings: TrialSettings) -> None:
@@ -234,26 +226,48 @@ def _known_runs(suite: Suite) -> str:
     return ", ".join(runs[-5:]) or "none"
 
 
-def _plan(
-    suite: Suite, cases: list[Case], options: RunOptions, layout: RunLayout
-) -> list[TrialPlan]:
-    chosen = _select(cases, options.scenarios)
-    cells = suite.cells
+@dataclass(frozen=True)
+class _Planned:
+    """The trials of a run, made one at a time in run order, so that a run of many trials
+    keeps none of them in memory: trial n of every scenario in every cell before trial
+    n + 1 of any, scenarios by case and id, cells in their order."""
+
+    scenarios: list[tuple[Case, Scenario, Origin, int]]  # with its number of trials
+    cells: list[Cell]
+    layout: RunLayout
+
+    def __iter__(self) -> Iterator[TrialPlan]:
+        most = max((trials for *_, trials in self.scenarios), default=0)
+        for n in range(1, most + 1):
+            for case, scenario, origin, trials in self.scenarios:
+                if n > trials:
+                    continue
+                for cell in self.cells:
+                    key = TrialKey(cell.name, case.name, scenario.id, n)
+                    yield TrialPlan(key, case, scenario, origin, self.layout.trial_dir(key), cell)
+
+    def __len__(self) -> int:
+        return sum(trials for *_, trials in self.scenarios) * len(self.cells)
+
+    def keys(self) -> list[TrialKey]:
+        return [plan.key for plan in self]
+
+
+def _plan(suite: Suite, cases: list[Case], options: RunOptions, layout: RunLayout) -> _Planned:
+    """The run's trials, with each scenario's workspace found (a repository cloned) once."""
     cache = layout.root / ".cache"
     origins: dict[int, Origin] = {}
-    plans = []
-    for case, scenario in chosen:
+    scenarios = []
+    for case, scenario in sorted(_select(cases, options.scenarios), key=_by_name):
         key = id(scenario.workspace)
         if key not in origins:
             origins[key] = resolve_origin(scenario.workspace, suite.root, cache)
-        trials = options.trials or scenario.trials
-        for n, cell in itertools.product(range(1, trials + 1), cells):
-            trial = TrialKey(cell.name, case.name, scenario.id, n)
-            folder = layout.trial_dir(trial)
-            plans.append(TrialPlan(trial, case, scenario, origins[key], folder, cell))
-    rank = {cell.name: i for i, cell in enumerate(cells)}
-    # interleaved: trial n of every scenario in every cell before trial n + 1 of any
-    return sorted(plans, key=lambda p: (p.key.trial, p.key.case, p.key.scenario, rank[p.key.cell]))
+        scenarios.append((case, scenario, origins[key], options.trials or scenario.trials))
+    return _Planned(scenarios, suite.cells, layout)
+
+
+def _by_name(chosen: tuple[Case, Scenario]) -> tuple[str, str]:
+    return chosen[0].name, chosen[1].id
 
 
 def _select(cases: list[Case], scenario_ids: list[str]) -> list[tuple[Case, Scenario]]:
@@ -268,42 +282,55 @@ def _select(cases: list[Case], scenario_ids: list[str]) -> list[tuple[Case, Scen
     return chosen
 
 
-def _unfinished(plans: list[TrialPlan]) -> list[TrialPlan]:
-    """The trials of a resumed run that left no trial.json; what they left is cleared."""
-    pending = [p for p in plans if not trial_exists(p.folder)]
-    for plan in pending:
-        if plan.folder.exists():
-            shutil.rmtree(plan.folder)  # an unfinished trial of a killed run starts over
-    return pending
+def _unfinished(planned: _Planned) -> Iterator[TrialPlan]:
+    """The trials of a resumed run that left no trial.json; what one left is cleared before
+    it runs again."""
+    for plan in planned:
+        if not trial_exists(plan.folder):
+            if plan.folder.exists():
+                shutil.rmtree(plan.folder)  # an unfinished trial of a killed run starts over
+            yield plan
 
 
-@dataclass(frozen=True)
-class _Counted:
-    """What a scenario's summary needs of one of its trials."""
+def _finished_before(planned: _Planned) -> Iterator[Trial]:
+    """The trials a resumed run had finished before it was stopped, read back."""
+    for plan in planned:
+        if trial_exists(plan.folder):
+            yield read_trial(plan.folder)
 
-    trial: int
-    verdict: TrialVerdict
-    composite: float | None
-    reason: str
-    duration_ms: float
+
+@dataclass
+class _Line:
+    """One cell × scenario over the trials finished so far: its tally, its first failure
+    (by trial number) and the time its trials took."""
+
+    tally: Tally = field(default_factory=Tally)
+    failure: tuple[int, str] | None = None
+    duration_ms: float = 0.0
+
+    def add(self, trial: Trial) -> None:
+        self.tally.add(trial.verdict, trial.score.composite if trial.score else None)
+        self.duration_ms += trial.duration_ms
+        if trial.verdict is not TrialVerdict.PASS and (
+            self.failure is None or trial.trial < self.failure[0]
+        ):
+            self.failure = (trial.trial, trial.reason)
 
 
 class _Collected:
-    """The run's finished trials as they come: each added to measures.json and counted per
-    cell and scenario, for the summary; nothing more of them is kept."""
+    """The run's finished trials as they come: each added to measures.json and counted on
+    its scenario's line, for the summary; nothing more of them is kept."""
 
     def __init__(self, cases: list[Case], layout: RunLayout) -> None:
         self._scenarios = {(c.name, s.id): s for c in cases for s in c.scenarios}
         self._order = {place: i for i, place in enumerate(self._scenarios)}
-        self._counted: dict[tuple[str, str, str], list[_Counted]] = {}
+        self._lines: dict[tuple[str, str, str], _Line] = {}
         self._measures = Measures(layout.root, layout.run_id)
         self._run_id = layout.run_id
         self.ran = 0  # trials run now (not those a resumed run had finished before)
 
     def add(self, trial: Trial, *, ran: bool = False) -> None:
-        composite = trial.score.composite if trial.score else None
-        counted = _Counted(trial.trial, trial.verdict, composite, trial.reason, trial.duration_ms)
-        self._counted.setdefault((trial.cell, trial.case, trial.scenario), []).append(counted)
+        self._lines.setdefault((trial.cell, trial.case, trial.scenario), _Line()).add(trial)
         self._measures.add(trial)
         self.ran += ran
 
@@ -311,7 +338,7 @@ class _Collected:
         """measures.json in place, and summary.json: one line per cell × scenario, in
         case-file order."""
         self._measures.close()
-        keys = sorted(self._counted, key=lambda k: (k[0], self._order.get(k[1:], 0)))
+        keys = sorted(self._lines, key=lambda k: (k[0], self._order.get(k[1:], 0)))
         summary = RunSummary(run_id=self._run_id, scenarios=[self._summary(k) for k in keys])
         write_summary(self._measures.root, summary)
         return summary
@@ -321,35 +348,29 @@ class _Collected:
 
     def _summary(self, key: tuple[str, str, str]) -> ScenarioSummary:
         cell, case, scenario_id = key
-        scenario: Scenario = self._scenarios[(case, scenario_id)]
-        counted = sorted(self._counted[key], key=lambda c: c.trial)
-        result = aggregate(
-            counted,
-            aggregation=scenario.scoring.replica_aggregation,
-            threshold=scenario.scoring.pass_threshold,
-            k=scenario.scoring.k,
+        scoring = self._scenarios[(case, scenario_id)].scoring
+        line = self._lines[key]
+        result = line.tally.result(
+            aggregation=scoring.replica_aggregation, threshold=scoring.pass_threshold, k=scoring.k
         )
-        failure = next((c.reason for c in counted if c.verdict is not TrialVerdict.PASS), "")
         return ScenarioSummary(
             **result.model_dump(),
             cell=cell,
             case=case,
             scenario=scenario_id,
-            first_failure=failure,
-            duration_ms=round(sum(c.duration_ms for c in counted), 3),
+            first_failure=line.failure[1] if line.failure else "",
+            duration_ms=round(line.duration_ms, 3),
         )
 
 
-def _run_plan(
-    suite: Suite, options: RunOptions, layout: RunLayout, plans: list[TrialPlan]
-) -> RunPlan:
+def _run_plan(suite: Suite, options: RunOptions, layout: RunLayout, planned: _Planned) -> RunPlan:
     return RunPlan(
         run_id=layout.run_id,
         suite=str(suite.root),
         options=options.as_dict(),
         reference_cell=suite.reference_cell,
         cells={cell.name: _delta(cell) for cell in suite.cells},
-        trials=[p.key for p in plans],
+        trials=planned.keys(),
     )
 
 

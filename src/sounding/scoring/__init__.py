@@ -5,6 +5,7 @@ from sounding.scoring._measure import measure_trial, run_check
 from sounding.scoring._scenario import (
     ScenarioResult,
     ScenarioVerdict,
+    Tally,
     aggregate,
     pass_at_k,
     pass_hat_k,
@@ -32,6 +33,7 @@ __all__ = [
     "ScenarioVerdict",
     "Statistic",
     "Summary",
+    "Tally",
     "TrialScore",
     "TrialVerdict",
     "aggregate",

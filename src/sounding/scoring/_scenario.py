@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 from math import comb
 from typing import Protocol
@@ -87,7 +88,7 @@ class Scored(Protocol):
 
 
 def aggregate(
-    scores: Sequence[Scored],
+    scores: Iterable[Scored],
     *,
     aggregation: Aggregation = Aggregation.ALL,
     threshold: float = 1.0,
@@ -95,26 +96,51 @@ def aggregate(
 ) -> ScenarioResult:
     """Combine trial verdicts. An error trial leaves the verdict open unless it could not
     change it (the verdict is the same whether the errored trials passed or failed)."""
-    judged = [s for s in scores if s.verdict is not TrialVerdict.ERROR]
-    n, c = len(judged), sum(s.verdict is TrialVerdict.PASS for s in judged)
-    errors = len(scores) - n
-    size = min(k or n, n) if n else None
-    composites = [s.composite for s in judged if s.composite is not None]
-    mean = sum(composites) / len(composites) if composites else None
-    verdict = _verdict(n, c)
-    if errors and _verdict(n + errors, c) is not _verdict(n + errors, c + errors):
-        verdict = ScenarioVerdict.ERROR
-    gate = errors == 0 and _gate(aggregation, n, c, mean, threshold)
-    return ScenarioResult(
-        trials=len(scores),
-        passed=c,
-        failed=n - c,
-        errors=errors,
-        k=size,
-        pass_at_k=pass_at_k(n, c, size) if size else None,
-        pass_hat_k=pass_hat_k(n, c, size) if size else None,
-        verdict=verdict,
-        gate=gate,
-        aggregation=aggregation,
-        mean_composite=mean,
-    )
+    tally = Tally()
+    for score in scores:
+        tally.add(score.verdict, score.composite)
+    return tally.result(aggregation=aggregation, threshold=threshold, k=k)
+
+
+@dataclass
+class Tally:
+    """A scenario's trials counted as they finish: all that its verdict needs of them."""
+
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    composite_sum: float = 0.0
+    composites: int = 0
+
+    def add(self, verdict: TrialVerdict, composite: float | None) -> None:
+        if verdict is TrialVerdict.ERROR:
+            self.errors += 1
+            return
+        self.passed += verdict is TrialVerdict.PASS
+        self.failed += verdict is not TrialVerdict.PASS
+        if composite is not None:
+            self.composite_sum += composite
+            self.composites += 1
+
+    def result(
+        self, *, aggregation: Aggregation = Aggregation.ALL, threshold: float = 1.0, k: int | None
+    ) -> ScenarioResult:
+        n, c, errors = self.passed + self.failed, self.passed, self.errors
+        size = min(k or n, n) if n else None
+        mean = self.composite_sum / self.composites if self.composites else None
+        verdict = _verdict(n, c)
+        if errors and _verdict(n + errors, c) is not _verdict(n + errors, c + errors):
+            verdict = ScenarioVerdict.ERROR
+        return ScenarioResult(
+            trials=n + errors,
+            passed=c,
+            failed=n - c,
+            errors=errors,
+            k=size,
+            pass_at_k=pass_at_k(n, c, size) if size else None,
+            pass_hat_k=pass_hat_k(n, c, size) if size else None,
+            verdict=verdict,
+            gate=errors == 0 and _gate(aggregation, n, c, mean, threshold),
+            aggregation=aggregation,
+            mean_composite=mean,
+        )
