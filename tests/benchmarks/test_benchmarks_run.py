@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.bench  # not in the default run: `python -m pytest -m bench`
+
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 RESULT_LINE = re.compile(r"^  (?P<label>\S.*?)\s{2,}(?P<value>.*)$", re.MULTILINE)
 OUTCOME = re.compile(r"  -> target (met|missed)$")

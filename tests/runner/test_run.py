@@ -249,6 +249,28 @@ def test_multi_turn_scenarios_run_as_one_conversation(suite: Any) -> None:
     record = json.loads(trial.read_text())["record"]
     assert record["user_turns"] == ["first question", "second question"]
     assert record["turns"] == 2
+    assert not (trial.parent / "history.json").exists()  # input, not a record: not kept
+
+
+def test_a_history_file_the_agent_turned_into_a_link_is_never_written_through(
+    suite: Any, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me")
+    suite.agent(
+        f"""
+        import os, sys
+        sys.stdin.read()
+        history = os.environ["SOUNDING_HISTORY"]
+        os.remove(history)
+        os.symlink({str(outside)!r}, history)
+        print("turn", os.environ["SOUNDING_TURN"])
+        """
+    )
+    suite.write("cases/turns.yaml", "scenarios:\n  - {id: t, user: [one, two, three]}\n")
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outside.read_text() == "keep me"
 
 
 def test_selection_and_overrides(suite: Any) -> None:

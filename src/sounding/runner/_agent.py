@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sounding._files import write_text
 from sounding._process import kill_group, run_bounded
 
 OUTPUT_LIMIT = 8 << 20
@@ -82,11 +83,14 @@ def run_command(argv: list[str], given: TurnInput) -> AgentRun:
     """Run the command once per turn in the workspace; each turn's stdout is its answer."""
     run = AgentRun()
     started = time.monotonic()
-    for index, prompt in enumerate(given.turns):
-        remaining = given.timeout - (time.monotonic() - started)
-        env = _turn_env(given, index, prompt, run.answers)
-        if not _command_turn(argv, given, env, prompt, max(remaining, 0.001), run):
-            break
+    try:
+        for index, prompt in enumerate(given.turns):
+            remaining = given.timeout - (time.monotonic() - started)
+            env = _turn_env(given, index, prompt, run.answers)
+            if not _command_turn(argv, given, env, prompt, max(remaining, 0.001), run):
+                break
+    finally:  # the history was the agent's input; the run record keeps the conversation
+        given.history_path.unlink(missing_ok=True)
     run.duration_ms = (time.monotonic() - started) * 1000
     return run
 
@@ -130,7 +134,7 @@ def _marked(output: str, cut: int) -> str:
 
 def _turn_env(given: TurnInput, index: int, prompt: str, answers: list[str]) -> dict[str, str]:
     history = [{"user": u, "answer": a} for u, a in zip(given.turns, answers, strict=False)]
-    given.history_path.write_text(json.dumps(history), encoding="utf-8")
+    write_text(given.history_path, json.dumps(history))  # replaces whatever the agent left there
     return {
         **given.env,
         "SOUNDING_PROMPT": prompt,

@@ -372,7 +372,7 @@ def _store_agent_output(folder: Path, run: AgentRun, secrets: dict[str, str]) ->
         write_text(folder / "stdout.txt", redact(run.stdout, secrets))
     if run.stderr:
         write_text(folder / "stderr.txt", redact(run.stderr, secrets))
-    _redact_files((folder / name for name in ("trace.jsonl", "history.json")), secrets)
+    _redact_files([folder / "trace.jsonl"], secrets)
 
 
 def _redact_files(paths: Iterable[Path], secrets: dict[str, str]) -> None:

@@ -7,7 +7,7 @@
     trial.json      state, verdict, checks, files touched, and the run record
                     (sounding.trial/2; the record is a sounding.run/1 document); written
                     last: its presence means the trial finished and will never run again
-    stdout.txt, stderr.txt, trace.jsonl, history.json, diff.patch
+    stdout.txt, stderr.txt, trace.jsonl, diff.patch
     workspace/      the final workspace (absent when a callable never asked for it)
     services/       what the services recorded (HTTP requests, the SQLite file)
     validation/     the validators' context.json and what they printed
