@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -101,3 +102,52 @@ def test_an_unpinned_reference_is_refused_before_any_trial(suite: Any, tmp_path:
     done = suite.run()
     assert done.returncode == 2
     assert "neither a tag nor a full 40-hex commit" in done.stderr
+
+
+FIXTURE_EDITOR = """
+import pathlib, sys
+sys.stdin.read()
+pathlib.Path("notes/n07.txt").write_text("edited\\n")
+pathlib.Path("notes/n08.txt").unlink()
+pathlib.Path("report.md").write_text("# done\\n")
+print("done")
+"""
+FIXTURE_CASE = """
+workspace: {fixture: fixtures/notes}
+scenarios:
+  - id: edit
+    user: tidy the notes
+    expect:
+      - file_content: {path: notes/n01.txt, contains: "note 1"}
+      - file_absent: notes/n08.txt
+      - file_content: {path: report.md, contains: "# done"}
+"""
+
+
+def test_a_trial_keeps_only_what_its_agent_touched_and_rescoring_sees_it_whole(
+    suite: Any,
+) -> None:
+    """A fixture of 50 files is kept once per run; a trial keeps its changed and new files,
+    and re-scoring reads an untouched file, a deleted one and a new one as the checks did."""
+    suite.agent(FIXTURE_EDITOR)
+    for n in range(50):
+        suite.write(f"fixtures/notes/notes/n{n:02d}.txt", f"note {n}\n")
+    suite.write("cases/tidy.yaml", FIXTURE_CASE)
+    done = suite.run("--trials", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = suite.runs()[0]
+    trial = run / "trials/default/tidy/edit#1"
+    stored = sorted(p.relative_to(trial).as_posix() for p in trial.rglob("*") if p.is_file())
+    kept = ["workspace/notes/n07.txt", "workspace/report.md"]
+    assert stored == ["diff.patch", "stdout.txt", "trial.json", *kept], stored
+    assert len(list((run / "origins/1/notes").iterdir())) == 50
+    # the suite's fixture changes later: re-scoring still reads the run's own copy
+    (suite.root / "fixtures/notes/notes/n01.txt").write_text("rewritten\n")
+    rescored = subprocess.run(
+        [sys.executable, "-m", "sounding.cli", "score", str(run)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert rescored.returncode == 0, rescored.stdout + rescored.stderr
+    assert "re-scored 2 trials: 0 verdicts changed" in rescored.stdout

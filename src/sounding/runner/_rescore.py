@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,14 @@ from sounding.runner._config import Suite, load_suite
 from sounding.runner._setup import make_judge
 from sounding.scoring import TrialScore, TrialVerdict, measure_trial
 from sounding.spec import Scenario, case_files, load_cases
-from sounding.store import Trial, finished_trials, read_plan, read_trial, stored_evidence
+from sounding.store import (
+    Trial,
+    finished_trials,
+    read_plan,
+    read_trial,
+    stored_evidence,
+    stored_workspace,
+)
 from sounding.validators import Validation
 
 RESCORE_SCHEMA = "sounding.rescore/1"
@@ -78,8 +85,9 @@ def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
         if trial.score is None or scenario is None:
             continue
         env = {**configured, **scenario.env, **plan.cell_env(trial.cell)}
-        evidence = stored_evidence(folder, trial, extra=_given(trial, env))
-        now = measure_trial(scenario, evidence, suite_dir=suite, judge=judge)
+        with stored_workspace(run_dir, folder, trial) as workspace:
+            evidence = stored_evidence(folder, trial, workspace=workspace, extra=_given(trial, env))
+            now = measure_trial(scenario, evidence, suite_dir=suite, judge=judge)
         found.verdicts[now.verdict] += 1
         if now.verdict is not trial.verdict:
             change = Change(trial.key.label, trial.verdict, now.verdict, decided(trial.score, now))
@@ -121,16 +129,21 @@ def score_record(
     recordings, its workspace, its validators' metrics), as re-scoring reads it."""
     suite_dir = suite_of(case_path)
     judge = _judge(suite_dir, rejudge)
-    if record_path.name == "trial.json":
-        folder = record_path.parent
-        trial = read_trial(folder)
-        evidence = stored_evidence(folder, trial, extra=Validation.from_trial(trial).extra())
-        if workspace is not None:
-            evidence = replace(evidence, workspace=workspace)
-    else:
+    if record_path.name != "trial.json":
         record = load_record(record_path, format=record_format, trace_id=trace_id)
         evidence = Evidence(record=record, workspace=workspace, scenario_id=scenario.id)
-    return measure_trial(scenario, evidence, suite_dir=suite_dir, judge=judge)
+        return measure_trial(scenario, evidence, suite_dir=suite_dir, judge=judge)
+    folder = record_path.parent
+    trial = read_trial(folder)
+    with stored_workspace(_run_of(folder), folder, trial) as kept:
+        extra = Validation.from_trial(trial).extra()
+        evidence = stored_evidence(folder, trial, workspace=workspace or kept, extra=extra)
+        return measure_trial(scenario, evidence, suite_dir=suite_dir, judge=judge)
+
+
+def _run_of(folder: Path) -> Path:
+    """The run a stored trial's folder belongs to: the nearest folder above with a run.json."""
+    return next((p for p in folder.parents if (p / "run.json").is_file()), folder)
 
 
 def suite_of(case_file: Path) -> Path:

@@ -20,7 +20,7 @@ from sounding.runner._cells import Cell
 from sounding.runner._config import Suite, SuiteConfigError
 from sounding.runner._pool import TrialPool
 from sounding.runner._trial import Agent, TrialPlan, TrialSettings
-from sounding.runner._workspace import Origin, resolve_origin
+from sounding.runner._workspace import Origin, keep_origin, resolve_origin
 from sounding.scoring import Tally, TrialVerdict
 from sounding.spec import Case, Scenario, load_cases
 from sounding.store import (
@@ -261,7 +261,8 @@ def _plan(suite: Suite, cases: list[Case], options: RunOptions, layout: RunLayou
     for case, scenario in sorted(_select(cases, options.scenarios), key=_by_name):
         key = id(scenario.workspace)
         if key not in origins:
-            origins[key] = resolve_origin(scenario.workspace, suite.root, cache)
+            origin = resolve_origin(scenario.workspace, suite.root, cache)
+            origins[key] = keep_origin(origin, layout.root, len(origins) + 1)
         scenarios.append((case, scenario, origins[key], options.trials or scenario.trials))
     return _Planned(scenarios, suite.cells, layout)
 

@@ -19,7 +19,7 @@ from sounding.record import TRACE_ENV, RunRecord
 from sounding.runner._agent import RUNNING, AgentRun, TurnInput, run_callable, run_command
 from sounding.runner._cells import DEFAULT_CELL, Cell
 from sounding.runner._collect import build_record
-from sounding.runner._workspace import Origin, changes, prepare
+from sounding.runner._workspace import Origin, changes, keep_touched, prepare
 from sounding.scoring import measure_trial
 from sounding.services import ServiceEvidence
 from sounding.spec import Case, Scenario
@@ -153,8 +153,11 @@ def _run(
     finally:
         if services is not None:
             services.stop()
+    # a validation context replays by hand on the whole workspace: with validators, it stays
+    kept = None if plan.case.validators else keep_touched(plan.origin, plan.workspace, evidence)
     trial = Trial(
         **plan.key.as_dict(),
+        origin=kept,
         reason=score.reason if score else validation.reason,
         duration_ms=_ms(started),
         attempts=attempts,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import fnmatch
 import hashlib
@@ -10,14 +11,16 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from sounding.checks import Evidence
 from sounding.spec import Workspace
 
 _FULL_COMMIT = 40
 _KEEP_IN_MEMORY = 64 << 20  # bytes of start state kept in memory, per run
 _clone_lock = threading.Lock()
+ORIGINS = "origins"  # the run's copies of its trials' start states
 
 
 class WorkspaceError(RuntimeError):
@@ -48,6 +51,7 @@ class Origin:
     byproducts: tuple[str, ...]
     is_git: bool = False
     files: Mapping[str, FileState] = field(default_factory=dict)
+    kept: str | None = None  # where the run keeps it, relative to the run (`keep_origin`)
 
 
 @dataclass(frozen=True)
@@ -128,6 +132,39 @@ def _git(args: list[str], cwd: Path | None, repo: str) -> str:
     if done.returncode != 0:
         raise WorkspaceError(f"git {' '.join(args[:2])} for '{repo}' failed: {done.stderr.strip()}")
     return done.stdout
+
+
+def keep_origin(origin: Origin, run_root: Path, number: int) -> Origin:
+    """The origin with one copy of its start state kept in the run (`origins/<n>/`, without
+    `.git`): trials then keep only the files they touched (`keep_touched`), and the whole
+    workspace of any trial is that copy with its touched files laid over it. A resumed run
+    keeps the copy it made first. An empty start state needs no copy."""
+    if not origin.files:
+        return origin
+    kept = f"{ORIGINS}/{number}"
+    if not (run_root / kept).is_dir():
+        prepare(replace(origin, is_git=False), run_root / kept)
+        shutil.rmtree(run_root / kept / ".git", ignore_errors=True)
+    return replace(origin, kept=kept)
+
+
+def keep_touched(origin: Origin, workspace: Path, evidence: Evidence) -> str | None:
+    """Leave in a finished trial's workspace only what the agent touched: every other file
+    is the same as in the run's copy of the origin, which it returns (None when the whole
+    workspace stays). A workspace the agent replaced by a link is left alone (nothing is
+    removed through a link), as is one whose touched files were not listed."""
+    touched = evidence.touched
+    unsafe = workspace.is_symlink() or not workspace.is_dir()
+    if origin.kept is None or touched is None or unsafe:
+        return None
+    for name, path in _files(workspace).items():
+        if name not in touched:
+            path.unlink()
+    shutil.rmtree(workspace / ".git", ignore_errors=True)
+    for folder, _dirs, _names in sorted(os.walk(workspace), reverse=True):  # deepest first
+        with contextlib.suppress(OSError):  # not empty: it holds what the agent touched
+            os.rmdir(folder)
+    return origin.kept
 
 
 def prepare(origin: Origin, dest: Path) -> None:

@@ -1,7 +1,7 @@
 """The results folder: its layout, and each document of a run with its one writer and reader."""
 
 from sounding.store._documents import ResultsError
-from sounding.store._evidence import stored_evidence
+from sounding.store._evidence import stored_evidence, stored_workspace
 from sounding.store._layout import (
     RESULTS_SCHEMA,
     RunLayout,
@@ -47,6 +47,7 @@ __all__ = [
     "read_trial",
     "safe_name",
     "stored_evidence",
+    "stored_workspace",
     "trial_exists",
     "write_measures",
     "write_plan",

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +20,13 @@ def stored_evidence(
     folder: Path,
     trial: Trial,
     *,
+    workspace: Path | None = None,
     extra: Mapping[str, Any] | None = None,
     settings: ServiceSettings | None = None,
 ) -> Evidence:
-    """What `trial` left in `folder` (its record, workspace, output, diff and the services'
-    recordings), for checks measured again without running anything."""
+    """What `trial` left in `folder` (its record, output, diff and the services'
+    recordings), for checks measured again without running anything; `workspace` is its
+    whole final workspace (`stored_workspace`), None when it is not needed or not kept."""
     present = set(os.listdir(folder))  # one look at the folder, not a stat per file
 
     def text(name: str) -> str | None:
@@ -29,7 +34,7 @@ def stored_evidence(
 
     return Evidence(
         record=trial.record or RunRecord(),
-        workspace=folder / "workspace" if "workspace" in present else None,
+        workspace=workspace,
         touched=None if trial.touched is None else frozenset(trial.touched),
         byproducts=frozenset(trial.byproducts),
         diff=text("diff.patch"),
@@ -44,3 +49,25 @@ def stored_evidence(
             **(extra or {}),
         },
     )
+
+
+@contextmanager
+def stored_workspace(run_dir: Path, folder: Path, trial: Trial) -> Iterator[Path | None]:
+    """The whole final workspace of a stored trial: its `workspace/` folder as it is when
+    the trial kept all of it; else, in a temporary folder while the context lasts, the
+    run's copy of the trial's start state with what the agent touched laid over it (and
+    what it deleted taken away). None when the trial kept no workspace."""
+    kept = folder / "workspace"
+    if trial.origin is None:
+        yield kept if kept.is_dir() else None
+        return
+    with tempfile.TemporaryDirectory(prefix="sounding-workspace-") as scratch:
+        whole = Path(scratch) / "workspace"
+        shutil.copytree(run_dir / trial.origin, whole, symlinks=True)
+        for name in trial.touched or ():  # deleted, or changed: what is kept replaces it
+            path = whole / name
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+        if kept.is_dir() and not kept.is_symlink():
+            shutil.copytree(kept, whole, symlinks=True, dirs_exist_ok=True)
+        yield whole

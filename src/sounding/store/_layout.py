@@ -8,9 +8,12 @@
                     (sounding.trial/2; the record is a sounding.run/1 document); written
                     last: its presence means the trial finished and will never run again
     stdout.txt, stderr.txt, trace.jsonl, diff.patch
-    workspace/      the final workspace (absent when a callable never asked for it)
+    workspace/      what the agent created or changed in its workspace (the whole final
+                    workspace when the case has validators, or the trial errored; absent
+                    when a callable never asked for one)
     services/       what the services recorded (HTTP requests, the SQLite file)
     validation/     the validators' context.json and what they printed
+<run-id>/origins/<n>/                           each start state of the run's workspaces, once
 <run-id>/measures.json                          one record per trial (sounding.measures/1)
 """
 

@@ -49,6 +49,7 @@ class Trial(BaseModel):
     metrics: dict[str, Any] = Field(default_factory=dict)  # the validators' metrics
     metric_reasons: dict[str, str] = Field(default_factory=dict)
     touched: list[str] | None = None  # None: the workspace was not examined
+    origin: str | None = None  # the run's copy of its start state: workspace/ holds `touched`
     byproducts: list[str] = Field(  # touched files matching the case's `byproducts` globs
         default_factory=list, validation_alias=AliasChoices("byproducts", "artefacts")
     )
