@@ -48,6 +48,7 @@ PINNED = {
         "Trace",
         "Usage",
         "detect_format",
+        "formats",
         "load_record",
         "parse_otel",
         "parse_record",

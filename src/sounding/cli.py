@@ -1,6 +1,7 @@
 """The command line: parses, calls, prints. Exit codes are `sounding._exit.ExitCode`.
 
-Each command imports what it uses when it runs, so `sounding --help` loads click alone.
+Each command imports what it uses when it runs: `sounding --help` loads click and the
+package's core (the record formats `score --format` offers), no runner or renderer.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import click
 
 from sounding._exit import ExitCode
 from sounding._words import counted
+from sounding.record import RECORD_FORMATS
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -121,7 +123,7 @@ def _case_files(path: Path) -> list[Path]:
 @click.option(
     "--format",
     "record_format",
-    type=click.Choice(["sounding", "jsonl", "openai", "anthropic", "otel"]),
+    type=click.Choice(RECORD_FORMATS),
     help="The record's format; detected when omitted.",
 )
 @click.option(
