@@ -194,6 +194,7 @@ PINNED = {
         "junit_report",
         "markdown_report",
         "print_comparison",
+        "renderers",
         "report_command",
         "report_document",
         "trial_id",

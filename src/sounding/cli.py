@@ -341,23 +341,28 @@ def init(directory: Path) -> None:
 _OUT = _FilePath(dir_okay=False, path_type=Path)
 
 
-@main.command()
+class _Renderings(click.Command):
+    """`report`: a `--name FILE` option per registered renderer, added when the command is
+    first parsed or shown, so that no other command loads the renderers."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        from sounding.report import renderers
+
+        given = {param.name for param in self.params}
+        for renderer in renderers:
+            if renderer.name not in given:
+                option = click.Option([f"--{renderer.name}"], type=_OUT, help=renderer.help)
+                self.params.append(option)
+        return super().get_params(ctx)
+
+
+@main.command(cls=_Renderings)
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--junit", type=_OUT, help="Write JUnit XML here (one testcase per scenario).")
-@click.option("--json", "json_", type=_OUT, help="Write the JSON report (sounding.report/1).")
-@click.option("--markdown", type=_OUT, help="Write a Markdown summary for a pull request.")
-@click.option("--html", type=_OUT, help="Write one self-contained HTML page.")
-def report(
-    run_dir: Path,
-    junit: Path | None,
-    json_: Path | None,
-    markdown: Path | None,
-    html: Path | None,
-) -> None:
+def report(run_dir: Path, **outputs: Path | None) -> None:
     """Render a stored run (RUN_DIR is results/<run-id>); with no option, print its verdicts."""
     from sounding.report import report_command
 
-    raise SystemExit(report_command(run_dir, junit, json_, markdown, html))
+    raise SystemExit(report_command(run_dir, **outputs))
 
 
 @main.command()
