@@ -168,3 +168,10 @@ def test_an_unknown_key_lists_the_allowed_keys_as_the_file_writes_them(
     message = " ".join(done.stderr.split())
     assert f"{case}:10" in message and "unknown key 'fial'" in message
     assert "allowed: fail, pass" in message and "pass_" not in message
+
+
+def test_score_offers_the_registered_record_formats(sounding: Any) -> None:
+    from sounding.record import formats
+
+    done = sounding("score", "--help")
+    assert f"--format [{'|'.join(formats.names())}]" in done.stdout

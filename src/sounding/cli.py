@@ -1,6 +1,7 @@
 """The command line: parses, calls, prints. Exit codes are `sounding._exit.ExitCode`.
 
-Each command imports what it uses when it runs, so `sounding --help` loads click alone.
+Each command imports what it uses when it runs: `sounding --help` loads click and the
+package's core (the record formats `score --format` offers), no runner or renderer.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import click
 
 from sounding._exit import ExitCode
 from sounding._words import counted
+from sounding.record import RECORD_FORMATS
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -121,7 +123,7 @@ def _case_files(path: Path) -> list[Path]:
 @click.option(
     "--format",
     "record_format",
-    type=click.Choice(["sounding", "jsonl", "openai", "anthropic", "otel"]),
+    type=click.Choice(RECORD_FORMATS),
     help="The record's format; detected when omitted.",
 )
 @click.option(
@@ -339,23 +341,28 @@ def init(directory: Path) -> None:
 _OUT = _FilePath(dir_okay=False, path_type=Path)
 
 
-@main.command()
+class _Renderings(click.Command):
+    """`report`: a `--name FILE` option per registered renderer, added when the command is
+    first parsed or shown, so that no other command loads the renderers."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        from sounding.report import renderers
+
+        given = {param.name for param in self.params}
+        for renderer in renderers:
+            if renderer.name not in given:
+                option = click.Option([f"--{renderer.name}"], type=_OUT, help=renderer.help)
+                self.params.append(option)
+        return super().get_params(ctx)
+
+
+@main.command(cls=_Renderings)
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--junit", type=_OUT, help="Write JUnit XML here (one testcase per scenario).")
-@click.option("--json", "json_", type=_OUT, help="Write the JSON report (sounding.report/1).")
-@click.option("--markdown", type=_OUT, help="Write a Markdown summary for a pull request.")
-@click.option("--html", type=_OUT, help="Write one self-contained HTML page.")
-def report(
-    run_dir: Path,
-    junit: Path | None,
-    json_: Path | None,
-    markdown: Path | None,
-    html: Path | None,
-) -> None:
+def report(run_dir: Path, **outputs: Path | None) -> None:
     """Render a stored run (RUN_DIR is results/<run-id>); with no option, print its verdicts."""
     from sounding.report import report_command
 
-    raise SystemExit(report_command(run_dir, junit, json_, markdown, html))
+    raise SystemExit(report_command(run_dir, **outputs))
 
 
 @main.command()

@@ -1,25 +1,36 @@
 """A registry of its own for the loader's tests, so they do not depend on the families.
 
 The check types mirror the shapes the families register (`file_exists {path}`,
-`command_exit {command, exit_code, timeout}`, `tool_called {name, args}`, ...) without their
-own param validators, so what these tests see refused is refused by the loader.
+`command_exit {command, exit_code, timeout}`, `tool_called {name, args}`, ...) and the marks
+of their fields (`WorkspacePath`, `ServiceName`) without their own param validators, so what
+these tests see refused is refused by the loader. (`custom`'s script is the exception: it is
+a path of the suite folder, refused by its own validator, as the family's is.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any
 
 import pytest
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
-from sounding.checks import CheckContext, CheckResult, NoParams, Params, Registry, Role
+from sounding.checks import (
+    CheckContext,
+    CheckResult,
+    NoParams,
+    Params,
+    Registry,
+    Role,
+    ServiceName,
+    WorkspacePath,
+)
 from sounding.spec import Case, load_case
 
 
 class FileParams(Params):
-    path: str
+    path: WorkspacePath
 
 
 class CommandParams(Params):
@@ -38,23 +49,29 @@ class TextParams(Params):
 
 
 class SqlParams(Params):
-    service: str
+    service: ServiceName
     query: str
     equals: Any = None
 
 
+def _relative(script: str) -> str:
+    if PurePosixPath(script).is_absolute():
+        raise ValueError(f"'{script}' is absolute; give a path relative to the suite folder")
+    return script
+
+
 class CustomParams(Params):
-    script: str
+    script: Annotated[str, AfterValidator(_relative)]
 
 
 class FileItem(Params):
-    path: str
+    path: WorkspacePath
 
 
 class GoldenParams(Params):
     """Nested and suffixed path params: every one of them is checked by the loader."""
 
-    golden_path: str
+    golden_path: WorkspacePath
     files: list[FileItem] = Field(default_factory=list)
 
 

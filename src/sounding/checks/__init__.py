@@ -22,7 +22,24 @@ from sounding.checks._base import (
     Params,
     Status,
 )
-from sounding.checks._registry import CheckType, Registry, Role, UnknownCheckError, registry
+from sounding.checks._fields import (
+    JudgeModel,
+    MetricName,
+    Ref,
+    Reference,
+    ServiceName,
+    WorkspacePath,
+    references,
+)
+from sounding.checks._registry import (
+    CheckType,
+    Reads,
+    Refused,
+    Registry,
+    Role,
+    UnknownCheckError,
+    registry,
+)
 
 __all__ = [
     "CheckContext",
@@ -30,11 +47,20 @@ __all__ = [
     "CheckType",
     "Evidence",
     "Judge",
+    "JudgeModel",
+    "MetricName",
     "NoParams",
     "Params",
+    "Reads",
+    "Ref",
+    "Reference",
+    "Refused",
     "Registry",
     "Role",
+    "ServiceName",
     "Status",
     "UnknownCheckError",
+    "WorkspacePath",
+    "references",
     "registry",
 ]

@@ -13,7 +13,7 @@ from pydantic import Field, field_validator
 
 from sounding._process import Finished, run_bounded
 from sounding.checks._base import CheckContext, CheckResult, Params
-from sounding.checks._registry import registry
+from sounding.checks._registry import Reads, registry
 
 TAIL_BYTES = 4096
 """How much of the end of stdout and stderr a result keeps."""
@@ -62,7 +62,9 @@ class CommandParams(Params):
         return value
 
 
-@registry.check("command_exit", CommandParams, family="command", shorthand="command")
+@registry.check(
+    "command_exit", CommandParams, family="command", reads=Reads.WORKSPACE, shorthand="command"
+)
 def command_exit(params: CommandParams, context: CheckContext) -> CheckResult:
     """`sh -c command` in the final workspace ends with the expected exit code."""
     workspace = context.evidence.workspace

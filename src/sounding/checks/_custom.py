@@ -19,8 +19,8 @@ from pydantic import Field, field_validator
 from sounding._process import Finished, run_bounded
 from sounding.checks._base import CheckContext, CheckResult, Params, Status
 from sounding.checks._command import ended, last_line, seconds, tail
-from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside
-from sounding.checks._registry import registry
+from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside, suite_file
+from sounding.checks._registry import Reads, registry
 
 STDOUT_LIMIT = 1 << 20
 """A verdict larger than this (1 MiB) is refused as unreadable."""
@@ -42,7 +42,14 @@ class CustomParams(Params):
         return value
 
 
-@registry.check("custom", CustomParams, family="custom", shorthand="script")
+@registry.check(
+    "custom",
+    CustomParams,
+    family="custom",
+    reads=Reads.WORKSPACE,
+    shorthand="script",
+    in_suite=suite_file("script"),
+)
 def custom(params: CustomParams, context: CheckContext) -> CheckResult:
     """A script of the suite reads the trial's context on stdin and prints its verdict."""
     located = _locate(params.script, context.suite_dir)

@@ -1,11 +1,19 @@
-"""Param field types the check families share, each validated when the suite loads."""
+"""Param field types the check families share, each validated when the suite loads.
+
+A field that names something outside its params (a workspace path, a service, a metric, a
+judge model) says so in its type, and the loader checks it against the case by that mark.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+import typing
+from collections.abc import Iterator
+from enum import Enum
+from functools import cache
+from typing import Annotated, Any, NamedTuple
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 
 def _as_list(value: Any) -> Any:
@@ -35,3 +43,72 @@ Texts = Annotated[list[Name], BeforeValidator(_as_list)]
 
 Regex = Annotated[str, AfterValidator(_compiles)]
 """A regular expression that compiles; checks search it with `re.MULTILINE`."""
+
+
+class Ref(Enum):
+    """What a marked param field names outside its params."""
+
+    WORKSPACE_PATH = "a path inside the workspace"
+    SERVICE = "a service the case declares"
+    METRIC = "a metric a validator of the case declares"
+    JUDGE_MODEL = "a judge model, held to the judge's rules before a run"
+
+
+WorkspacePath = Annotated[str, Ref.WORKSPACE_PATH]
+"""A path relative to the workspace: one that leaves it is refused when the suite loads."""
+
+ServiceName = Annotated[str, Ref.SERVICE]
+"""The name of a service of the case: an undeclared one is refused when the suite loads."""
+
+MetricName = Annotated[str, Ref.METRIC]
+"""A metric a validator of the case declares: another is refused when the suite loads."""
+
+JudgeModel = Annotated[str, Ref.JUDGE_MODEL]
+"""A judge model: a model under test is refused as one before a run starts."""
+
+
+class Reference(NamedTuple):
+    """A text of some params that a field marks, and where it stands (`("files", 0, "path")`)."""
+
+    key: tuple[str | int, ...]
+    ref: Ref
+    value: str
+
+
+def references(params: BaseModel) -> Iterator[Reference]:
+    """Every marked text of `params`, through nested models and lists."""
+    for name, ref in _marked(type(params)):
+        yield from _found(getattr(params, name), (name,), ref)
+
+
+def _found(value: Any, key: tuple[str | int, ...], ref: Ref | None) -> Iterator[Reference]:
+    if isinstance(value, str):
+        if ref is not None:
+            yield Reference(key, ref, value)
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _found(item, (*key, index), ref)
+    elif isinstance(value, BaseModel):
+        for inner in references(value):
+            yield inner._replace(key=(*key, *inner.key))
+
+
+@cache
+def _marked(model: type[BaseModel]) -> tuple[tuple[str, Ref | None], ...]:
+    """The fields of `model` that may hold a reference: marked ones, and those whose type
+    holds a model with marked fields. Decided once per model."""
+    fields = []
+    for name, field in model.model_fields.items():
+        parts = [*field.metadata, *_parts(field.annotation)]
+        ref = next((part for part in parts if isinstance(part, Ref)), None)
+        models = [p for p in parts if isinstance(p, type) and issubclass(p, BaseModel)]
+        if ref is not None or any(inner is not model and _marked(inner) for inner in models):
+            fields.append((name, ref))
+    return tuple(fields)
+
+
+def _parts(annotation: Any) -> Iterator[Any]:
+    """A type and everything inside it: union arms, item types, `Annotated` marks."""
+    yield annotation
+    for arg in typing.get_args(annotation):
+        yield from _parts(arg)

@@ -8,9 +8,9 @@ from pathlib import Path
 from pydantic import Field, field_validator, model_validator
 
 from sounding.checks._base import CheckContext, CheckResult, Params
-from sounding.checks._fields import Regex, Texts
+from sounding.checks._fields import Regex, Texts, WorkspacePath
 from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside
-from sounding.checks._registry import registry
+from sounding.checks._registry import Reads, registry
 
 NO_WORKSPACE = "the workspace was not kept for this trial"
 
@@ -18,7 +18,7 @@ NO_WORKSPACE = "the workspace was not kept for this trial"
 class PathParams(Params):
     """A path relative to the workspace; absolute paths and `..` climbing out are refused."""
 
-    path: str
+    path: WorkspacePath
 
     @field_validator("path")
     @classmethod
@@ -52,7 +52,7 @@ def _locate(context: CheckContext, path: str) -> Path | CheckResult:
         return CheckResult.error(str(exc))
 
 
-@registry.check("file_exists", PathParams, family="files", shorthand="path")
+@registry.check("file_exists", PathParams, family="files", reads=Reads.WORKSPACE, shorthand="path")
 def file_exists(params: PathParams, context: CheckContext) -> CheckResult:
     """The path exists in the final workspace (a file or a folder)."""
     target = _locate(context, params.path)
@@ -64,7 +64,7 @@ def file_exists(params: PathParams, context: CheckContext) -> CheckResult:
     )
 
 
-@registry.check("file_absent", PathParams, family="files", shorthand="path")
+@registry.check("file_absent", PathParams, family="files", reads=Reads.WORKSPACE, shorthand="path")
 def file_absent(params: PathParams, context: CheckContext) -> CheckResult:
     """Nothing exists at the path in the final workspace (not even a dangling symlink)."""
     target = _locate(context, params.path)
@@ -78,7 +78,7 @@ def file_absent(params: PathParams, context: CheckContext) -> CheckResult:
     )
 
 
-@registry.check("file_content", FileContentParams, family="files")
+@registry.check("file_content", FileContentParams, family="files", reads=Reads.WORKSPACE)
 def file_content(params: FileContentParams, context: CheckContext) -> CheckResult:
     """The file contains, does not contain, or matches what is asked: all conditions hold."""
     target = _locate(context, params.path)

@@ -8,13 +8,15 @@ check's time limit or answers off contract is an `error`, never a decision.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator
 
 from sounding.checks._base import CheckContext, CheckResult, Evidence, Params
-from sounding.checks._registry import registry
-from sounding.judge import GraderAnswer, GraderError, grader_name, run_grader
+from sounding.checks._registry import Refused, registry
+from sounding.judge import GraderAnswer, GraderError, find_graders, grader_name, run_grader
 
 
 class GraderParams(Params):
@@ -30,7 +32,31 @@ class GraderParams(Params):
         return value
 
 
-@registry.check("grader", GraderParams, family="judge", shorthand="name")
+def graders_held(suite_dir: Path) -> Callable[[GraderParams], None]:
+    """At load: the grader a check names is a function of the suite's checks/, not one found
+    missing on a run. A file there that does not parse is refused with its line."""
+    try:
+        known = sorted(find_graders(suite_dir))
+    except GraderError as exc:
+        raise Refused(str(exc)) from None
+
+    def held(params: GraderParams) -> None:
+        if params.name not in known:
+            where = f"which {suite_dir / 'checks'} does not hold: write it as a function there"
+            message = f"names grader '{params.name}', {where}"
+            raise Refused(message, field="name", allowed=known, typo=params.name)
+
+    return held
+
+
+@registry.check(
+    "grader",
+    GraderParams,
+    family="judge",
+    costly=True,
+    shorthand="name",
+    in_suite=graders_held,
+)
 def grader(params: GraderParams, context: CheckContext) -> CheckResult:
     """A grader function `file.function(t, case, run)` from checks/ passes the trial."""
     if context.suite_dir is None:

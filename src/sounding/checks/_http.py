@@ -26,7 +26,8 @@ from pydantic import Field, field_validator, model_validator
 
 from sounding._words import counted
 from sounding.checks._base import CheckContext, CheckResult, Params
-from sounding.checks._registry import registry
+from sounding.checks._fields import ServiceName
+from sounding.checks._registry import Reads, registry
 from sounding.services import ServiceEvidence
 
 FAMILY = "http"
@@ -130,11 +131,11 @@ def _check_headers_contain(value: Any) -> None:
 class HttpMockParams(Params):
     """`{service, assertions: [...]}` on an http_mock service with `record: true`."""
 
-    service: str
+    service: ServiceName
     assertions: list[HttpAssertion] = Field(min_length=1)
 
 
-@registry.check("http_mock_assertions", HttpMockParams, family=FAMILY)
+@registry.check("http_mock_assertions", HttpMockParams, family=FAMILY, reads=Reads.SERVICES)
 def http_mock_assertions(params: HttpMockParams, context: CheckContext) -> CheckResult:
     """Every assertion on an http_mock service's recorded requests holds."""
     service = context.evidence.services.get(params.service)

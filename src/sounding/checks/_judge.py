@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, field_validator
 
 from sounding.checks._base import CheckContext, CheckResult, Evidence, Params, Status
+from sounding.checks._fields import JudgeModel
 from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside
-from sounding.checks._registry import registry
+from sounding.checks._registry import Reads, registry
 from sounding.judge import JudgeError, Rubric, VerdictTool, judge_request, verdict_tool
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class JudgeParams(Params):
     rubric: Rubric | None = None
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     pass_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-    model: str | None = Field(default=None, min_length=1)
+    model: JudgeModel | None = Field(default=None, min_length=1)
     judge_empty: bool = False
 
     @field_validator("input_from")
@@ -77,7 +78,15 @@ class JudgeParams(Params):
         return value
 
 
-@registry.check("llm_as_judge", JudgeParams, family="judge", shorthand="criteria")
+@registry.check(
+    "llm_as_judge",
+    JudgeParams,
+    family="judge",
+    reads=Reads.SERVICES | Reads.WORKSPACE,
+    costly=True,
+    needs_judge=True,
+    shorthand="criteria",
+)
 def llm_as_judge(params: JudgeParams, context: CheckContext) -> CheckResult:
     """An LLM judge scores the material; passes when the score reaches pass_threshold."""
     if context.judge is None:

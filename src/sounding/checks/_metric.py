@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from sounding.checks._base import CheckContext, CheckResult, Params
+from sounding.checks._fields import MetricName
 from sounding.checks._registry import registry
 
 NOT_KEPT = (
@@ -27,7 +28,7 @@ NOT_KEPT = (
 class MetricParams(Params):
     """The metric's name, and for a number the bounds it must lie within."""
 
-    metric: str = Field(min_length=1)
+    metric: MetricName = Field(min_length=1)
     at_least: float | None = None
     at_most: float | None = None
 

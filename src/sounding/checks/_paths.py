@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
+
+from sounding.checks._registry import InSuite, Refused
 
 
 class PathEscapeError(ValueError):
@@ -44,3 +48,18 @@ def resolve_inside(root: Path, value: str, *, within: str = "the workspace") -> 
             "checks only read inside it"
         )
     return target
+
+
+def suite_file(field: str) -> InSuite[Any]:
+    """A check of the suite at load (`in_suite`): the param `field` names a file of it."""
+
+    def in_suite(suite_dir: Path) -> Callable[[Any], None]:
+        def held(params: Any) -> None:
+            value = str(getattr(params, field))
+            if not (suite_dir / value).is_file():
+                message = f"names {field} '{value}', which is not a file of {suite_dir}"
+                raise Refused(f"{message}; create it or fix `{field}`", field=field)
+
+        return held
+
+    return in_suite

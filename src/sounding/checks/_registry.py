@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import Flag, StrEnum, auto
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
@@ -14,6 +15,9 @@ from sounding.checks._base import CheckContext, CheckResult, Params
 
 P = TypeVar("P", bound=Params)
 CheckFunction = Callable[[P, CheckContext], CheckResult]
+InSuite = Callable[[Path], Callable[[P], None]]
+"""A load-time check of params against the suite folder: given the folder, a function that
+raises `Refused` for params that cannot work there (a grader the suite does not hold)."""
 
 
 class Role(StrEnum):
@@ -21,6 +25,29 @@ class Role(StrEnum):
 
     CHECK = "check"  # an invariant's `check:` and an `expect:` / `leads:` entry
     FORBIDDEN = "forbidden"  # a key of `forbidden:`
+
+
+class Reads(Flag):
+    """The evidence a check reads besides the record; the runner makes a callable agent's
+    empty workspace before it runs only for a check that reads the workspace folder."""
+
+    RECORD = 0  # the record alone: the run record, stdout, stderr, touched files, metrics
+    SERVICES = auto()  # what the trial's services recorded
+    WORKSPACE = auto()  # the final workspace folder: its files, or a command run in it
+
+
+@dataclass
+class Refused(ValueError):
+    """Params that cannot work in the suite they were loaded from, found when it loads:
+    the param at fault (`field`), what it could name (`allowed`) and the name given."""
+
+    message: str
+    field: str | None = None
+    allowed: Sequence[str] = ()
+    typo: str | None = None
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class UnknownCheckError(LookupError):
@@ -37,7 +64,8 @@ class UnknownCheckError(LookupError):
 
 @dataclass(frozen=True)
 class CheckType(Generic[P]):
-    """A registered check: its name, its params model, and the function that measures."""
+    """A registered check: its name, its params model, the function that measures, and
+    the traits the loader, the runner and the scorer go by."""
 
     name: str
     params: type[P]
@@ -46,6 +74,10 @@ class CheckType(Generic[P]):
     role: Role
     shorthand: str | None
     summary: str
+    reads: Reads = Reads.RECORD
+    costly: bool = False  # run only when its verdict can still change the trial's
+    needs_judge: bool = False  # a run without a judge is refused before any trial
+    in_suite: InSuite[P] | None = None
 
     def parse(self, raw: Any) -> P:
         """Validate raw params; a scalar goes to the `shorthand` field."""
@@ -78,10 +110,17 @@ class Registry:
         params: type[P],
         *,
         family: str,
+        reads: Reads = Reads.RECORD,
+        costly: bool = False,
+        needs_judge: bool = False,
         role: Role = Role.CHECK,
         shorthand: str | None = None,
+        in_suite: InSuite[P] | None = None,
     ) -> Callable[[CheckFunction[P]], CheckFunction[P]]:
-        """Register a check function under `name`; a second registration is refused."""
+        """Register a check function under `name` with its traits; a second registration is
+        refused. `reads` says what evidence it reads, `costly` that it runs last and only
+        when it can still change the verdict, `needs_judge` that it cannot run without one,
+        `in_suite` what to check against the suite folder when the suite loads."""
 
         def register(function: CheckFunction[P]) -> CheckFunction[P]:
             key = (role, name)
@@ -90,8 +129,9 @@ class Registry:
             if shorthand is not None and shorthand not in params.model_fields:
                 raise ValueError(f"check '{name}': shorthand '{shorthand}' is not a param")
             summary = (function.__doc__ or "").strip().splitlines()[0:1]
+            traits = (reads, costly, needs_judge, in_suite)
             self._types[key] = CheckType(
-                name, params, function, family, role, shorthand, "".join(summary)
+                name, params, function, family, role, shorthand, "".join(summary), *traits
             )
             return function
 

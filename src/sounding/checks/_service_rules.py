@@ -14,7 +14,8 @@ from pydantic import BeforeValidator, Field
 
 from sounding._words import counted
 from sounding.checks._base import CheckContext, CheckResult, Params
-from sounding.checks._registry import Role, registry
+from sounding.checks._fields import ServiceName
+from sounding.checks._registry import Reads, Role, registry
 from sounding.services import ServiceEvidence
 
 FAMILY = "forbidden"
@@ -25,6 +26,7 @@ def _as_list(value: Any) -> Any:
 
 
 Allowed = Annotated[list[Annotated[str, Field(min_length=1)]], BeforeValidator(_as_list)]
+Services = Annotated[list[Annotated[ServiceName, Field(min_length=1)]], BeforeValidator(_as_list)]
 
 
 def _listed(items: list[str], limit: int = 3) -> str:
@@ -43,11 +45,16 @@ def _of_type(context: CheckContext, kind: str) -> dict[str, ServiceEvidence]:
 class HttpExceptParams(Params):
     """The http_mock services the agent may call; a request to any other is a violation."""
 
-    services: Allowed
+    services: Services
 
 
 @registry.check(
-    "http_except", HttpExceptParams, family=FAMILY, role=Role.FORBIDDEN, shorthand="services"
+    "http_except",
+    HttpExceptParams,
+    family=FAMILY,
+    reads=Reads.SERVICES,
+    role=Role.FORBIDDEN,
+    shorthand="services",
 )
 def http_except(params: HttpExceptParams, context: CheckContext) -> CheckResult:
     """No http_mock service outside the allowed list received a request."""
@@ -91,6 +98,7 @@ class DbWritesOutsideParams(Params):
     "db_writes_outside",
     DbWritesOutsideParams,
     family=FAMILY,
+    reads=Reads.SERVICES,
     role=Role.FORBIDDEN,
     shorthand="tables",
 )

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from sounding.checks._base import CheckContext, CheckResult, Params
-from sounding.checks._registry import registry
+from sounding.checks._fields import ServiceName
+from sounding.checks._registry import Reads, registry
 from sounding.services import ServiceEvidence
 
 if TYPE_CHECKING:  # SQLAlchemy, sqlite3 and the sql service load when a sql check runs
@@ -34,7 +35,7 @@ Expected = bool | int | float | str | None
 class SqlParams(Params):
     """`{service, query, equals}`: the first column of the first row must equal `equals`."""
 
-    service: str
+    service: ServiceName
     query: str
     equals: Expected
 
@@ -43,7 +44,7 @@ class QueryError(Exception):
     """The query could not give a value: refused, failed, timed out, or returned no row."""
 
 
-@registry.check("sql", SqlParams, family=FAMILY)
+@registry.check("sql", SqlParams, family=FAMILY, reads=Reads.SERVICES)
 def sql(params: SqlParams, context: CheckContext) -> CheckResult:
     """A read-only query on a sql service returns the expected first value."""
     service = context.evidence.services.get(params.service)

@@ -4,6 +4,7 @@ from sounding.record._build import RecordError
 from sounding.record._detect import (
     RECORD_FORMATS,
     detect_format,
+    formats,
     load_record,
     parse_otel,
     parse_record,
@@ -36,6 +37,7 @@ __all__ = [
     "Trace",
     "Usage",
     "detect_format",
+    "formats",
     "load_record",
     "parse_otel",
     "parse_record",

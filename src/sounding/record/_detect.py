@@ -2,28 +2,29 @@
 
 Formats: `sounding` (a stored `sounding.run/1` record), `jsonl` (the event stream agents
 write), `openai` (chat-completions messages, tau-bench entries), `anthropic` (Messages API) and
-`otel` (OpenTelemetry GenAI spans, an OTLP/JSON export). With no format given, the text
-decides, and a failure says what was seen and why it fits no format.
+`otel` (OpenTelemetry GenAI spans, an OTLP/JSON export), each registered below with the
+signs it is known by. With no format given, the text decides (see `RecordFormats.detect`),
+and a failure says what was seen and why it fits no format. Importers load when first used:
+a run reads one format.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sounding.record._build import CALL_BLOCKS, RecordError, json_kind, validate_record
+from sounding.record._build import CALL_BLOCKS, RecordError, validate_record
+from sounding.record._formats import NOT_JSON, Claim, RecordFormat, RecordFormats, Sample, Sign
 from sounding.record._model import SCHEMA, RunRecord
 
-RECORD_FORMATS = ("sounding", "jsonl", "openai", "anthropic", "otel")
-JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
-_PASS_FORMAT = f"pass the format explicitly (one of: {', '.join(RECORD_FORMATS)})"
 _OPENAI_ROLES = frozenset({"tool", "function", "developer"})
 _OPENAI_KEYS = ("tool_calls", "function_call", "tool_call_id")
 _OPENAI_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
 _ANTHROPIC_BLOCKS = CALL_BLOCKS | {"tool_result", "image", "document", "thinking"}
+
+formats = RecordFormats()
+"""Every record format, in the order they are listed (`RECORD_FORMATS`)."""
 
 
 def load_record(
@@ -34,8 +35,8 @@ def load_record(
     `trace_id` picks one trace of an OpenTelemetry export that holds several."""
     path = Path(path)
     text = _read_text(path)
-    if format is None and path.suffix.lower() in JSONL_SUFFIXES:
-        format = "jsonl"
+    if format is None:  # a name the event stream registered (.jsonl) says it
+        format = next((f.name for f in formats if path.suffix.lower() in f.suffixes), None)
     return parse_record(text, format, source=str(path), trace_id=trace_id)
 
 
@@ -47,28 +48,31 @@ def parse_record(
     trace_id: str | None = None,
 ) -> RunRecord:
     """Read a run record from text in `format`, or in the format the text shows."""
-    data: Any = None
-    if format is None:
-        format, _reason, data = _sniff(text, source)
-    elif format not in RECORD_FORMATS:
-        close = difflib.get_close_matches(format, RECORD_FORMATS, n=1)
-        hint = f"did you mean '{close[0]}'? " if close else ""
+    sample = Sample(text, source, trace_id)
+    chosen = formats.get(format, source) if format is not None else _detected(sample)[0]
+    if trace_id is not None and not chosen.picks_trace:
+        picking = " or ".join(f"`{f.name}`" for f in formats if f.picks_trace)
         raise RecordError(
-            source,
-            f"unknown record format '{format}'",
-            f"{hint}formats: {', '.join(RECORD_FORMATS)}",
+            source, f"a trace id picks a trace of an {picking} export, not of {chosen.name}"
         )
-    if format == "jsonl":
-        from sounding.record._jsonl import parse_jsonl
+    return chosen.read(sample)
 
-        return parse_jsonl(text, source)
-    if data is None:
-        data = decode_json(text, source)
-    if format == "otel":
-        return parse_otel(data, source, trace_id=trace_id)
-    if trace_id is not None:
-        raise RecordError(source, f"a trace id picks a trace of an `otel` export, not of {format}")
-    return _parser(format)(data, source)
+
+def detect_format(text: str, source: str = "<record>") -> tuple[str, str]:
+    """The format a text is in and the reason; a `RecordError` says why none fits."""
+    found, reason = _detected(Sample(text, source))
+    return found.name, reason
+
+
+def _detected(sample: Sample) -> tuple[RecordFormat, str]:
+    if not sample.text.strip():
+        raise RecordError(
+            sample.source,
+            "empty: no format to detect",
+            "an empty trace is read with the format 'jsonl' (the record of an agent that "
+            "wrote nothing)",
+        )
+    return formats.detect(sample)
 
 
 def parse_otel(data: Any, source: str, *, trace_id: str | None = None) -> RunRecord:
@@ -78,24 +82,101 @@ def parse_otel(data: Any, source: str, *, trace_id: str | None = None) -> RunRec
     return import_otel(data, source, trace_id=trace_id)
 
 
-def detect_format(text: str, source: str = "<record>") -> tuple[str, str]:
-    """The format a text is in and the reason; a `RecordError` says why none fits."""
-    format, reason, _data = _sniff(text, source)
-    return format, reason
+# ---- the signs of each format ----------------------------------------------------------
 
 
-def decode_json(text: str, source: str) -> Any:
-    """One JSON document; a syntax error names its line and column."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RecordError(
-            source,
-            f"not JSON: {exc.msg}",
-            "fix the JSON there; a record file is one JSON document, or JSON Lines (.jsonl)",
-            line=exc.lineno,
-            column=exc.colno,
-        ) from None
+def _stored_sign(sample: Sample) -> Claim | None:
+    if isinstance(sample.json, dict) and "schema" in sample.json:
+        return Sign.KEY, "it has a 'schema' key (a stored record)"
+    return None
+
+
+def _event_sign(sample: Sample) -> Claim | None:
+    data = sample.json
+    if data is NOT_JSON and _first_line_is_event(sample.text):
+        return Sign.KEY, "one JSON object per line, the first with a 'type'"
+    if isinstance(data, dict) and isinstance(data.get("type"), str):
+        return Sign.SHAPE, "a single event object with a 'type'"
+    return None
+
+
+def _otel_sign(sample: Sample) -> Claim | None:
+    data = sample.json
+    if isinstance(data, dict) and "resourceSpans" in data:
+        return Sign.KEY, "it has 'resourceSpans' (an OTLP/JSON trace export)"
+    if isinstance(data, list) and data and all(_is_span(item) for item in data):
+        return Sign.KEY, "a list of spans with 'traceId' and 'spanId'"
+    return None
+
+
+def _is_span(item: Any) -> bool:
+    return isinstance(item, dict) and "traceId" in item and "spanId" in item
+
+
+def _openai_sign(sample: Sample) -> Claim | None:
+    data = sample.json
+    if isinstance(data, dict) and "traj" in data:
+        return Sign.KEY, "it has a 'traj' list (a tau-bench entry)"
+    messages = _messages(data)
+    sign = _openai_mark(messages or [])
+    if sign:
+        return Sign.CONTENT, sign
+    if messages is not None and all(isinstance(m, dict) and "role" in m for m in messages):
+        return Sign.SHAPE, "plain text messages (OpenAI and Anthropic read them alike)"
+    return None
+
+
+def _anthropic_sign(sample: Sample) -> Claim | None:
+    data = sample.json
+    messages = _messages(data)
+    if messages is not None and isinstance(data, dict) and "system" in data:
+        return Sign.CONTENT, "a top-level 'system' beside 'messages'"
+    sign = _anthropic_mark(messages or [])
+    return (Sign.CONTENT, sign) if sign else None
+
+
+def _messages(data: Any) -> list[Any] | None:
+    """The messages of a conversation: a list, or an object's `messages` list."""
+    if isinstance(data, dict):
+        data = data.get("messages")
+    return data if isinstance(data, list) else None
+
+
+# ---- the formats, in the order they are listed ---------------------------------------
+
+
+@formats.format("sounding", title="sounding", sniff=_stored_sign)
+def _read_stored(sample: Sample) -> RunRecord:
+    return parse_sounding(sample.document(), sample.source)
+
+
+@formats.format("jsonl", title="JSON Lines", sniff=_event_sign, suffixes=(".jsonl", ".ndjson"))
+def _read_events(sample: Sample) -> RunRecord:
+    from sounding.record._jsonl import parse_jsonl
+
+    return parse_jsonl(sample.text, sample.source)
+
+
+@formats.format("openai", title="OpenAI", sniff=_openai_sign)
+def _read_openai(sample: Sample) -> RunRecord:
+    from sounding.record._openai import parse_openai
+
+    return parse_openai(sample.document(), sample.source)
+
+
+@formats.format("anthropic", title="Anthropic", sniff=_anthropic_sign)
+def _read_anthropic(sample: Sample) -> RunRecord:
+    from sounding.record._anthropic import parse_anthropic
+
+    return parse_anthropic(sample.document(), sample.source)
+
+
+@formats.format("otel", title="OpenTelemetry", sniff=_otel_sign, picks_trace=True)
+def _read_otel(sample: Sample) -> RunRecord:
+    return parse_otel(sample.document(), sample.source, trace_id=sample.trace_id)
+
+
+RECORD_FORMATS = formats.names()
 
 
 def parse_sounding(data: Any, source: str) -> RunRecord:
@@ -127,19 +208,6 @@ def parse_sounding(data: Any, source: str) -> RunRecord:
     )
 
 
-def _parser(format: str) -> Callable[[Any, str], RunRecord]:
-    """The reader of a JSON format. Importers load when first used: a run reads one format."""
-    if format == "openai":
-        from sounding.record._openai import parse_openai
-
-        return parse_openai
-    if format == "anthropic":
-        from sounding.record._anthropic import parse_anthropic
-
-        return parse_anthropic
-    return parse_sounding
-
-
 def _read_text(path: Path) -> str:
     try:
         raw = path.read_bytes()
@@ -155,35 +223,6 @@ def _read_text(path: Path) -> str:
         ) from None
 
 
-# ---- detection -------------------------------------------------------------------------
-
-
-def _sniff(text: str, source: str) -> tuple[str, str, Any]:
-    """(format, reason, decoded JSON or None for JSON Lines)."""
-    if not text.strip():
-        raise RecordError(
-            source,
-            "empty: no format to detect",
-            "an empty trace is read with the format 'jsonl' (the record of an agent that "
-            "wrote nothing)",
-        )
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        if _first_line_is_event(text):
-            return "jsonl", "one JSON object per line, the first with a 'type'", None
-        raise RecordError(
-            source,
-            f"not JSON: {exc.msg}",
-            "fix the JSON there; a record file is one JSON document (a stored record, "
-            "an OpenAI or Anthropic conversation) or JSON Lines (one event per line)",
-            line=exc.lineno,
-            column=exc.colno,
-        ) from None
-    format, reason = _classify(data, source)
-    return format, reason, None if format == "jsonl" else data
-
-
 def _first_line_is_event(text: str) -> bool:
     first = next((line for line in text.splitlines() if line.strip()), "")
     try:
@@ -193,53 +232,7 @@ def _first_line_is_event(text: str) -> bool:
     return isinstance(event, dict) and isinstance(event.get("type"), str)
 
 
-def _classify(data: Any, source: str) -> tuple[str, str]:
-    if isinstance(data, list):
-        if data and all(isinstance(s, dict) and "traceId" in s and "spanId" in s for s in data):
-            return "otel", "a list of spans with 'traceId' and 'spanId'"
-        return _classify_messages(data, source, system=False)
-    if not isinstance(data, dict):
-        raise RecordError(source, f"a JSON {json_kind(data)} is no run record", _PASS_FORMAT)
-    if "schema" in data:
-        return "sounding", "it has a 'schema' key (a stored record)"
-    if "resourceSpans" in data:
-        return "otel", "it has 'resourceSpans' (an OTLP/JSON trace export)"
-    if "traj" in data:
-        return "openai", "it has a 'traj' list (a tau-bench entry)"
-    if isinstance(data.get("messages"), list):
-        return _classify_messages(data["messages"], source, system="system" in data)
-    if isinstance(data.get("type"), str):
-        return "jsonl", "a single event object with a 'type'"
-    keys = ", ".join(list(data)[:8]) or "none"
-    raise RecordError(
-        source,
-        "cannot tell the format: an object with none of 'schema', 'messages', 'traj', "
-        f"'resourceSpans' (its keys: {keys})",
-        _PASS_FORMAT,
-    )
-
-
-def _classify_messages(messages: list[Any], source: str, *, system: bool) -> tuple[str, str]:
-    openai = _openai_sign(messages)
-    anthropic = "a top-level 'system' beside 'messages'" if system else _anthropic_sign(messages)
-    if openai and anthropic:
-        raise RecordError(
-            source,
-            f"cannot tell the format: {openai} (OpenAI) but {anthropic} (Anthropic)",
-            _PASS_FORMAT,
-        )
-    if anthropic:
-        return "anthropic", anthropic
-    if openai:
-        return "openai", openai
-    if messages and not all(isinstance(m, dict) and "role" in m for m in messages):
-        raise RecordError(
-            source, "cannot tell the format: a list whose items are not all messages", _PASS_FORMAT
-        )
-    return "openai", "plain text messages (OpenAI and Anthropic read them alike)"
-
-
-def _openai_sign(messages: list[Any]) -> str | None:
+def _openai_mark(messages: list[Any]) -> str | None:
     for index, message in enumerate(messages):
         if not isinstance(message, dict):
             continue
@@ -254,7 +247,7 @@ def _openai_sign(messages: list[Any]) -> str | None:
     return None
 
 
-def _anthropic_sign(messages: list[Any]) -> str | None:
+def _anthropic_mark(messages: list[Any]) -> str | None:
     for index, message in enumerate(messages):
         for block in _blocks(message):
             kind = block.get("type")

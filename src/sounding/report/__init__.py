@@ -1,4 +1,5 @@
-"""Reports of a stored run (JUnit XML, JSON, Markdown, HTML) and comparisons of two runs."""
+"""Reports of a stored run (one renderer each: JUnit XML, JSON, Markdown, HTML) and
+comparisons of two runs."""
 
 from sounding.report._command import report_command
 from sounding.report._compare import (
@@ -13,6 +14,7 @@ from sounding.report._html import html_report, trial_id
 from sounding.report._json import REPORT_SCHEMA, json_report, report_document
 from sounding.report._junit import junit_report
 from sounding.report._markdown import markdown_report
+from sounding.report._renderers import renderers
 
 __all__ = [
     "COMPARE_SCHEMA",
@@ -26,6 +28,7 @@ __all__ = [
     "junit_report",
     "markdown_report",
     "print_comparison",
+    "renderers",
     "report_command",
     "report_document",
     "trial_id",

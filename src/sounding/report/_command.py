@@ -1,8 +1,8 @@
-"""`sounding report RESULTS_DIR`: render a stored run as JUnit, JSON, Markdown or HTML."""
+"""`sounding report RESULTS_DIR`: render a stored run with every renderer asked for."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 
 from rich.console import Console
@@ -10,48 +10,39 @@ from rich.markup import escape
 
 from sounding._exit import ExitCode
 from sounding._files import write_text
-from sounding.report._html import html_report
-from sounding.report._json import json_report
-from sounding.report._junit import junit_report
-from sounding.report._markdown import markdown_report
+from sounding.report._renderers import Renderer, renderers
 from sounding.report._terminal import scenario_line
 from sounding.store import Results, ResultsError, load_results
 
-Render = Callable[[Results], str]
 
-
-def report_command(
-    run_dir: Path,
-    junit: Path | None = None,
-    json_: Path | None = None,
-    markdown: Path | None = None,
-    html: Path | None = None,
-) -> int:
-    """Write each asked-for format; with none, print the verdicts. 0 when done, 2 on a bad
-    folder or an output that cannot be written."""
+def report_command(run_dir: Path, **outputs: Path | None) -> int:
+    """Write each renderer's report where asked (`junit=PATH`, `html=PATH`, ...); with none,
+    print the verdicts. 0 when done, 2 on a bad folder or an output that cannot be written."""
     out, err = _console(), _console(stderr=True)
-    wanted: list[tuple[str, Path, Render]] = [
-        (name, path, render)
-        for name, path, render in (
-            ("JUnit XML", junit, junit_report),
-            ("JSON", json_, json_report),
-            ("Markdown", markdown, markdown_report),
-            ("HTML", html, html_report),
-        )
-        if path is not None
-    ]
+    wanted = _wanted(outputs)
     try:
         results = load_results(run_dir)
         results.finished()
-        for name, path, render in wanted:
-            _write(path, render(results))
-            out.print(f"wrote {name}: {escape(str(path))}")
+        for renderer, path in wanted:
+            _write(path, renderer.render(results))
+            out.print(f"wrote {renderer.title}: {escape(str(path))}")
     except ResultsError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
         return ExitCode.USAGE
     if not wanted:
         _print_verdicts(out, results)
     return ExitCode.PASS
+
+
+def _wanted(outputs: Mapping[str, Path | None]) -> list[tuple[Renderer, Path]]:
+    """The renderers asked for, in their registry's order, with where each writes. A keyword
+    may end in `_` (`json_=`), the spelling of a name that would shadow a module."""
+    given = {name.removesuffix("_"): path for name, path in outputs.items() if path}
+    unknown = sorted({name.removesuffix("_") for name in outputs} - set(renderers.names()))
+    if unknown:
+        known = ", ".join(renderers.names())
+        raise TypeError(f"no renderer named {', '.join(unknown)} (renderers: {known})")
+    return [(r, given[r.name]) for r in renderers if r.name in given]
 
 
 def _write(path: Path, text: str) -> None:

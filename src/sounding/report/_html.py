@@ -16,6 +16,7 @@ from sounding._words import counted
 from sounding.record import Message, RunRecord, ToolCall
 from sounding.report._cells import cells_report
 from sounding.report._charts import cell_chart, metrics_table
+from sounding.report._renderers import renderers
 from sounding.scoring import Measured
 from sounding.store import Results, ScenarioTrials, Trial
 
@@ -100,6 +101,7 @@ def _against_reference(results: Results) -> list[str]:
     return [] if report is None else [_section("Cells against the reference", report.html())]
 
 
+@renderers.renderer("html", title="HTML", help="Write one self-contained HTML page.")
 def html_report(results: Results) -> str:
     """The whole page as one string."""
     summary = results.finished()

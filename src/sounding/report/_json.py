@@ -6,11 +6,13 @@ import json
 from typing import Any
 
 from sounding.report._cells import cells_report
+from sounding.report._renderers import renderers
 from sounding.store import Results, ScenarioTrials, Trial
 
 REPORT_SCHEMA = "sounding.report/1"
 
 
+@renderers.renderer("json", title="JSON", help="Write the JSON report (sounding.report/1).")
 def json_report(results: Results) -> str:
     """The run, its totals and every scenario with its trials, as indented JSON."""
     return json.dumps(report_document(results), indent=1, ensure_ascii=False) + "\n"

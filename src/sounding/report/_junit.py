@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from sounding.report._renderers import renderers
 from sounding.scoring import ScenarioVerdict
 from sounding.store import Results, ScenarioTrials
 
@@ -19,6 +20,9 @@ from sounding.store import Results, ScenarioTrials
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
+@renderers.renderer(
+    "junit", title="JUnit XML", help="Write JUnit XML here (one testcase per scenario)."
+)
 def junit_report(results: Results) -> str:
     """The run as a JUnit XML document (one <testsuite> named after the run)."""
     cases = [_testcase(s) for s in results.scenarios]

@@ -10,11 +10,15 @@ import html
 
 from sounding._words import counted
 from sounding.report._cells import cells_report
+from sounding.report._renderers import renderers
 from sounding.store import Results, ScenarioTrials
 
 _CELL_WIDTH = 160
 
 
+@renderers.renderer(
+    "markdown", title="Markdown", help="Write a Markdown summary for a pull request."
+)
 def markdown_report(results: Results) -> str:
     """The run as Markdown: needs a finished run (its summary.json)."""
     results.finished()

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sounding._files import sweep_tmp
+from sounding.checks import Ref, references
 from sounding.judge import JudgeError, preflight
 from sounding.runner._agent import RUNNING
 from sounding.runner._cells import Cell
@@ -170,8 +171,8 @@ def _check_judge_models(suite: Suite, cases: list[Case], settings: TrialSettings
     for case in cases:
         for scenario in case.scenarios:
             for invariant in scenario.invariants:
-                if invariant.check.type == "llm_as_judge":
-                    models.add(getattr(invariant.check.params, "model", None))
+                named = references(invariant.check.params)
+                models.update(found.value for found in named if found.ref is Ref.JUDGE_MODEL)
     try:
         preflight(
             config, models_under_test=suite.models_under_test, judge_models={m for m in models if m}
@@ -193,7 +194,7 @@ def _require_judge(cases: list[Case], settings: TrialSettings) -> None:
                 )
         for scenario in case.scenarios:
             for invariant in scenario.invariants:
-                if invariant.check.type == "llm_as_judge":
+                if invariant.check.check_type.needs_judge:
                     raise SuiteConfigError(
                         f"{case.path}: scenario '{scenario.id}', invariant '{invariant.name}' "
                         "needs a judge: add a [judge] table to sounding.toml (see docs/judge.md)"

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from sounding._files import write_text
 from sounding._secrets import redact, redact_json, secret_values
-from sounding.checks import Evidence, Judge
+from sounding.checks import Evidence, Judge, Reads
 from sounding.record import TRACE_ENV, RunRecord
 from sounding.runner._agent import RUNNING, AgentRun, TurnInput, run_callable, run_command
 from sounding.runner._cells import DEFAULT_CELL, Cell
@@ -259,17 +259,13 @@ def _lazy_workspace(plan: TrialPlan, settings: TrialSettings) -> bool:
     return not _reads_workspace(plan.case, plan.scenario)
 
 
-# check families that read only the record, the services and the list of touched files
-_RECORD_ONLY = frozenset({"trace", "support", "http", "metric", "sql", "forbidden"})
-
-
 def _reads_workspace(case: Case, scenario: Scenario) -> bool:
     """Whether a validator or a check of the scenario looks inside the workspace folder."""
     if case.validators or scenario.test_command or scenario.prepare:
         return True
     checks = [entry.check for entry in scenario.invariants]
     checks += [entry.check for entry in (*scenario.expect, *scenario.leads, *scenario.forbidden)]
-    return any(check.check_type.family not in _RECORD_ONLY for check in checks)
+    return any(Reads.WORKSPACE in check.check_type.reads for check in checks)
 
 
 def _turn_input(

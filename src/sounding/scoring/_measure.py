@@ -1,6 +1,6 @@
 """Measure one trial: run every check of a scenario on its evidence and score the result.
 
-Deterministic checks run first. A check of a costly family (a judge) runs only when its
+Deterministic checks run first. A check registered as costly (a judge) runs only when its
 verdict can still change the outcome; otherwise it is reported as skipped.
 """
 
@@ -12,8 +12,6 @@ from pathlib import Path
 from sounding.checks import CheckContext, CheckResult, Evidence, Judge
 from sounding.scoring._trial import Kind, Measured, TrialScore, TrialVerdict, score_trial
 from sounding.spec import Assertion, CheckSpec, Invariant, Scenario
-
-COSTLY_FAMILIES = frozenset({"judge"})
 
 
 def run_check(spec: CheckSpec, context: CheckContext) -> CheckResult:
@@ -53,8 +51,8 @@ def measure_trial(
 ) -> TrialScore:
     """Score one trial of `scenario` from its evidence."""
     plan = list(_planned(scenario))
-    cheap = [p for p in plan if p[2].check_type.family not in COSTLY_FAMILIES]
-    costly = [p for p in plan if p[2].check_type.family in COSTLY_FAMILIES]
+    cheap = [p for p in plan if not p[2].check_type.costly]
+    costly = [p for p in plan if p[2].check_type.costly]
     measured = [_measure(p, evidence, scenario, suite_dir, judge) for p in cheap]
     threshold = scenario.scoring.pass_threshold
     for planned in costly:

@@ -7,17 +7,21 @@ an invariant's `check:` (`{type: command_exit, command: ...}`) and a `forbidden:
 
 from __future__ import annotations
 
-import types
-import typing
-from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from enum import Enum
-from functools import cache
+from collections.abc import Collection, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from sounding.checks import CheckType, Params, Registry, Role, UnknownCheckError
+from sounding.checks import (
+    CheckType,
+    Params,
+    Ref,
+    Reference,
+    Registry,
+    Role,
+    UnknownCheckError,
+    references,
+)
 from sounding.spec._errors import KeyPath, Locator, Problem
 from sounding.spec._guards import path_refusal
 from sounding.spec._messages import validation_problems
@@ -27,63 +31,6 @@ _ENTRY_EXAMPLE = "like `- tool_called: {name: lookup}` or `- no_error: true`"
 _SHARED_RAW = (str, int, bool, type(None))
 """Raw params written as one of these (`no_error: true`, a shorthand) are validated once
 per file and their params shared: params are frozen. (Not floats: `-0.0 == 0.0`.)"""
-
-
-def _is_path_param(name: str) -> bool:
-    return name in ("path", "script") or name.endswith("_path")
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """What the loader checks in the params of one model, decided once per model."""
-
-    paths: bool  # a value may stand at a path-like key: walk the params for workspace paths
-    service: bool  # a `service` param names a service of the case
-    metric: bool  # a `metric` param names a validator's metric
-
-    @property
-    def anything(self) -> bool:
-        return self.paths or self.service or self.metric
-
-
-@cache
-def _plan(model: type[BaseModel]) -> _Plan | None:
-    """What to check in params of `model` beyond their validation; None when nothing."""
-    fields = model.model_fields
-    plan = _Plan(_may_hold_path(model, frozenset()), "service" in fields, "metric" in fields)
-    return plan if plan.anything else None
-
-
-_FLAT = (str, int, float, bool, bytes, Enum, type(None))
-_NESTED = (typing.Union, types.UnionType, list, tuple, set, frozenset)
-
-
-def _may_hold_path(model: type[BaseModel], seen: frozenset[type[BaseModel]]) -> bool:
-    """Whether `_texts` of a `model` can meet a text at a path-like key (yes when unsure)."""
-    if model.model_config.get("extra") == "allow":
-        return True
-    seen = seen | {model}
-    return any(
-        _is_path_param(name) or _holds_keys(field.annotation, seen)
-        for name, field in model.model_fields.items()
-    )
-
-
-def _holds_keys(annotation: Any, seen: frozenset[type[BaseModel]]) -> bool:
-    """Whether a value of this type can hold named items: a mapping, a model, anything."""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _holds_keys(typing.get_args(annotation)[0], seen)
-    if origin is typing.Literal:
-        return False
-    if origin in _NESTED:
-        args = typing.get_args(annotation)
-        return any(_holds_keys(arg, seen) for arg in args if arg is not Ellipsis)
-    if not isinstance(annotation, type) or origin is not None:
-        return True  # Any, a mapping, a type variable, a name not yet resolved
-    if issubclass(annotation, BaseModel):
-        return annotation not in seen and _may_hold_path(annotation, seen)
-    return not issubclass(annotation, _FLAT)
 
 
 class CheckResolver:
@@ -145,15 +92,9 @@ class CheckResolver:
         params = self._parse(check_type, raw, key)
         if params is None:
             return None
-        plan = _plan(type(params))
-        if plan is not None:
-            shorthand = type(raw) is not dict and not isinstance(raw, Mapping)
-            if plan.paths:
-                self._check_paths(params, key, shorthand)
-            if plan.service:
-                self._check_service(params, key, shorthand)
-            if plan.metric:
-                self._check_metric(params, key, shorthand)
+        shorthand = type(raw) is not dict and not isinstance(raw, Mapping)
+        for named in references(params):  # what a marked param names, checked in the case
+            self._check_reference(named, key if shorthand else (*key, *named.key))
         self.used.add(name)
         line = self.locator.line(key)
         return CheckSpec(type=name, params=params, role=role, line=line, check_type=check_type)
@@ -198,42 +139,18 @@ class CheckResolver:
             return None
         return params
 
-    def _check_paths(self, params: Params, key: KeyPath, shorthand: bool) -> None:
-        for sub, value in _texts(params, ()):
-            name = sub[-1]
-            # a `path` under `filters` is an HTTP request's path, not a file of the workspace
-            if "filters" not in sub[:-1] and isinstance(name, str) and _is_path_param(name):
-                refusal = path_refusal(value, "the workspace")
-                if refusal is not None:
-                    self._add(key if shorthand else (*key, *sub), refusal)
-
-    def _check_service(self, params: Params, key: KeyPath, shorthand: bool) -> None:
-        service = getattr(params, "service", None)
-        if not isinstance(service, str) or service in self.services:
-            return
-        declared = sorted(self.services)
-        if declared:
-            message = f"names service '{service}', which `services:` does not declare"
-        else:
-            message = f"names service '{service}', but this case declares no `services:`"
-        where = key if shorthand else (*key, "service")
-        self._add(where, message, allowed=declared, typo=service)
-
-    def _check_metric(self, params: Params, key: KeyPath, shorthand: bool) -> None:
-        """A `metric` param names a metric a validator of the case declares."""
-        metric = getattr(params, "metric", None)
-        if not isinstance(metric, str) or metric in self.metrics:
-            return
-        declared = sorted(self.metrics)
-        if declared:
-            message = f"names metric '{metric}', which no validator of this case declares"
-        else:
-            message = (
-                f"names metric '{metric}', but this case declares no `validators:` "
-                "(see docs/validators.md)"
-            )
-        where = key if shorthand else (*key, "metric")
-        self._add(where, message, allowed=declared, typo=metric)
+    def _check_reference(self, found: Reference, where: KeyPath) -> None:
+        name = found.value
+        if found.ref is Ref.WORKSPACE_PATH:
+            refusal = path_refusal(name, "the workspace")
+            if refusal is not None:
+                self._add(where, refusal)
+        elif found.ref is Ref.SERVICE and name not in self.services:
+            message = _no_service(name, self.services)
+            self._add(where, message, allowed=sorted(self.services), typo=name)
+        elif found.ref is Ref.METRIC and name not in self.metrics:
+            message = _no_metric(name, self.metrics)
+            self._add(where, message, allowed=sorted(self.metrics), typo=name)
 
     def _add(
         self,
@@ -263,20 +180,15 @@ def _entry_refusal(item: Any) -> str:
     return f"must be one check type and its params, {_ENTRY_EXAMPLE} (got {item!r})"
 
 
-def _texts(value: Any, key: KeyPath) -> Iterator[tuple[KeyPath, str]]:
-    """Every text inside params (nested models, mappings, lists) with the key it stands at."""
-    if isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            yield from _texts(item, (*key, index))
-        return
-    if isinstance(value, BaseModel):
-        items: Iterable[tuple[Any, Any]] = iter(value)
-    elif isinstance(value, Mapping):
-        items = value.items()
-    else:
-        return
-    for name, item in items:
-        if isinstance(item, str):
-            yield (*key, str(name)), item
-        else:
-            yield from _texts(item, (*key, str(name)))
+def _no_service(name: str, declared: Collection[str]) -> str:
+    if declared:
+        return f"names service '{name}', which `services:` does not declare"
+    return f"names service '{name}', but this case declares no `services:`"
+
+
+def _no_metric(name: str, declared: Collection[str]) -> str:
+    if declared:
+        return f"names metric '{name}', which no validator of this case declares"
+    return (
+        f"names metric '{name}', but this case declares no `validators:` (see docs/validators.md)"
+    )

@@ -9,6 +9,7 @@ are gathered before one `SpecError` is raised.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -16,8 +17,7 @@ from typing import Any, NamedTuple, TypeVar
 from pydantic import ValidationError
 
 from sounding._words import counted
-from sounding.checks import Registry
-from sounding.judge import GraderError, find_graders
+from sounding.checks import Refused, Registry
 from sounding.spec._checks import CheckResolver
 from sounding.spec._errors import (
     KeyPath,
@@ -138,8 +138,7 @@ class _CaseResolver:
         self._check_services()
         shared = _Shared.of(self._block(raw, ()))
         scenarios = [self._scenario(item, i, shared) for i, item in enumerate(raw.scenarios)]
-        self._check_graders(scenarios, path)
-        self._check_scripts(scenarios, path)
+        self._check_in_suite(scenarios, path)
         if self.problems:
             raise SpecError(self.problems)
         return Case(
@@ -152,50 +151,42 @@ class _CaseResolver:
             notes=[str(note) for note in self.notes],
         )
 
-    def _check_scripts(self, scenarios: list[Scenario], path: Path) -> None:
-        """A `custom` check's script must be a file of the suite, found now, not on a run."""
-        if self.suite_dir is None or "custom" not in self.checks.used:
+    def _check_in_suite(self, scenarios: list[Scenario], path: Path) -> None:
+        """What a check type checks against the suite folder (a grader it names is there, a
+        script is a file of it) is checked now, not discovered on a run."""
+        used = [*self.checks.found.values(), *self.checks.found_rules.values()]
+        if self.suite_dir is None or not any(t.in_suite for t in used):
             return
+        checks: dict[str, Callable[[Any], None] | None] = {}
         for scenario in scenarios:
             for spec in _specs(scenario):
-                if spec.type != "custom":
-                    continue
-                script = getattr(spec.params, "script", None)
-                if not (self.suite_dir / str(script)).is_file():
-                    message = (
-                        f"scenario '{scenario.id}': script '{script}' is not a file of "
-                        f"{self.suite_dir}; create it or fix `script`"
-                    )
-                    self.problems.append(Problem(str(path), spec.line, "custom.script", message))
+                hook = spec.check_type.in_suite
+                if hook is not None and spec.type not in checks:
+                    checks[spec.type] = self._in_suite(spec.type, hook, self.suite_dir, path)
+                check = checks.get(spec.type)
+                if check is not None:
+                    self._held(check, spec, scenario.id, path)
 
-    def _check_graders(self, scenarios: list[Scenario], path: Path) -> None:
-        """A grader the suite does not hold is refused now, not discovered on a run."""
-        if self.suite_dir is None or "grader" not in self.checks.used:
-            return
-        specs = [
-            (scenario.id, spec)
-            for scenario in scenarios
-            for spec in _specs(scenario)
-            if spec.type == "grader"
-        ]
-        if not specs:
-            return
+    def _in_suite(
+        self, name: str, hook: Callable[[Path], Callable[[Any], None]], suite_dir: Path, path: Path
+    ) -> Callable[[Any], None] | None:
+        """A check type's load-time check in this suite; None when the suite refuses it."""
         try:
-            known = sorted(find_graders(self.suite_dir))
-        except GraderError as exc:
-            self.problems.append(Problem(str(path), None, "grader", str(exc)))
-            return
-        for scenario_id, spec in specs:
-            name = str(getattr(spec.params, "name", ""))
-            if name not in known:
-                message = (
-                    f"scenario '{scenario_id}' names grader '{name}', which "
-                    f"{self.suite_dir / 'checks'} does not hold: write it as a function there"
-                )
-                close = closest_match(name, known)
-                self.problems.append(
-                    Problem(str(path), spec.line, "grader.name", message, tuple(known), close)
-                )
+            return hook(suite_dir)
+        except Refused as exc:
+            self.problems.append(Problem(str(path), None, name, str(exc)))
+            return None
+
+    def _held(
+        self, check: Callable[[Any], None], spec: CheckSpec, scenario: str, path: Path
+    ) -> None:
+        try:
+            check(spec.params)
+        except Refused as exc:
+            key = f"{spec.type}.{exc.field}" if exc.field else spec.type
+            allowed, close = tuple(exc.allowed), closest_match(exc.typo or "", exc.allowed)
+            message = f"scenario '{scenario}' {exc}"
+            self.problems.append(Problem(str(path), spec.line, key, message, allowed, close))
 
     def _check_old_byproducts(self, workspace: RawWorkspace, key: KeyPath) -> None:
         """`artefacts` is the old name of `byproducts`: still read, with a note to rename it."""
