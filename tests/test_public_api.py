@@ -221,6 +221,7 @@ PINNED = {
         "read_trial",
         "safe_name",
         "stored_evidence",
+        "stored_workspace",
         "trial_exists",
         "write_measures",
         "write_plan",
