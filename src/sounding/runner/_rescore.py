@@ -11,6 +11,7 @@ from sounding.checks import Evidence, Judge
 from sounding.record import load_record
 from sounding.runner._config import Suite, load_suite
 from sounding.runner._setup import make_judge
+from sounding.runner._workspace import checks_read_workspace
 from sounding.scoring import TrialScore, TrialVerdict, measure_trial
 from sounding.spec import Scenario, case_files, load_cases
 from sounding.store import (
@@ -85,8 +86,8 @@ def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
         if trial.score is None or scenario is None:
             continue
         env = {**configured, **scenario.env, **plan.cell_env(trial.cell)}
-        with stored_workspace(run_dir, folder, trial) as workspace:
-            evidence = stored_evidence(folder, trial, workspace=workspace, extra=_given(trial, env))
+        with stored_workspace(run_dir, folder, trial, checks_read_workspace(scenario)) as kept:
+            evidence = stored_evidence(folder, trial, workspace=kept, extra=_given(trial, env))
             now = measure_trial(scenario, evidence, suite_dir=suite, judge=judge)
         found.verdicts[now.verdict] += 1
         if now.verdict is not trial.verdict:

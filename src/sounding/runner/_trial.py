@@ -14,12 +14,18 @@ from typing import Any, Protocol
 
 from sounding._files import write_text
 from sounding._secrets import redact, redact_json, secret_values
-from sounding.checks import Evidence, Judge, Reads
+from sounding.checks import Evidence, Judge
 from sounding.record import TRACE_ENV, RunRecord
 from sounding.runner._agent import RUNNING, AgentRun, TurnInput, run_callable, run_command
 from sounding.runner._cells import DEFAULT_CELL, Cell
 from sounding.runner._collect import build_record
-from sounding.runner._workspace import Origin, changes, keep_touched, prepare
+from sounding.runner._workspace import (
+    Origin,
+    changes,
+    checks_read_workspace,
+    keep_touched,
+    prepare,
+)
 from sounding.scoring import measure_trial
 from sounding.services import ServiceEvidence
 from sounding.spec import Case, Scenario
@@ -263,9 +269,7 @@ def _reads_workspace(case: Case, scenario: Scenario) -> bool:
     """Whether a validator or a check of the scenario looks inside the workspace folder."""
     if case.validators or scenario.test_command or scenario.prepare:
         return True
-    checks = [entry.check for entry in scenario.invariants]
-    checks += [entry.check for entry in (*scenario.expect, *scenario.leads, *scenario.forbidden)]
-    return any(Reads.WORKSPACE in check.check_type.reads for check in checks)
+    return checks_read_workspace(scenario)
 
 
 def _turn_input(

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from sounding.checks import Evidence
-from sounding.spec import Workspace
+from sounding.checks import Evidence, Reads
+from sounding.spec import Scenario, Workspace
 
 _FULL_COMMIT = 40
 _KEEP_IN_MEMORY = 64 << 20  # bytes of start state kept in memory, per run
@@ -132,6 +132,13 @@ def _git(args: list[str], cwd: Path | None, repo: str) -> str:
     if done.returncode != 0:
         raise WorkspaceError(f"git {' '.join(args[:2])} for '{repo}' failed: {done.stderr.strip()}")
     return done.stdout
+
+
+def checks_read_workspace(scenario: Scenario) -> bool:
+    """Whether a check of the scenario reads files of the workspace (its registered trait)."""
+    checks = [entry.check for entry in scenario.invariants]
+    checks += [entry.check for entry in (*scenario.expect, *scenario.leads, *scenario.forbidden)]
+    return any(Reads.WORKSPACE in check.check_type.reads for check in checks)
 
 
 def keep_origin(origin: Origin, run_root: Path, number: int) -> Origin:

@@ -52,12 +52,18 @@ def stored_evidence(
 
 
 @contextmanager
-def stored_workspace(run_dir: Path, folder: Path, trial: Trial) -> Iterator[Path | None]:
+def stored_workspace(
+    run_dir: Path, folder: Path, trial: Trial, needed: bool = True
+) -> Iterator[Path | None]:
     """The whole final workspace of a stored trial: its `workspace/` folder as it is when
     the trial kept all of it; else, in a temporary folder while the context lasts, the
     run's copy of the trial's start state with what the agent touched laid over it (and
-    what it deleted taken away). None when the trial kept no workspace."""
+    what it deleted taken away). None when the trial kept no workspace, or when it is not
+    `needed` (no check reads it: nothing is laid out)."""
     kept = folder / "workspace"
+    if trial.origin is not None and not needed:
+        yield None
+        return
     if trial.origin is None:
         yield kept if kept.is_dir() else None
         return
