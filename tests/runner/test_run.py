@@ -378,3 +378,41 @@ def test_a_misspelt_key_in_sounding_toml_names_the_closest(suite: Any) -> None:
     done = suite.run()
     assert done.returncode == 2
     assert "ouput: unknown key; did you mean 'output'?" in done.stderr
+
+
+CRASHING_CASE = """
+scenarios:
+  - id: crash
+    user: write the file
+    expect:
+      - file_exists: out.txt
+      - final_answer_contains: done
+"""
+
+
+def test_an_agent_killed_by_a_signal_never_passes(suite: Any) -> None:
+    """It printed and wrote all the checks look for, then died: no normal run, an error."""
+    suite.write("agent.sh", "echo done\ntouch out.txt\nkill -SEGV $$\n")
+    suite.write("sounding.toml", '[agent]\ncommand = ["/bin/sh", "{suite}/agent.sh"]\n')
+    suite.write("cases/crash.yaml", CRASHING_CASE)
+    done = suite.run()
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "ERROR crash/crash" in done.stdout
+    (trial,) = suite.trials(suite.runs()[0])
+    assert trial["verdict"] == "error" and "killed by signal 11 SIGSEGV" in str(trial["reason"])
+
+
+def test_a_non_zero_exit_fails_unless_the_scenario_allows_it(suite: Any) -> None:
+    suite.write("agent.sh", "echo done\ntouch out.txt\nexit 1\n")
+    suite.write("sounding.toml", '[agent]\ncommand = ["/bin/sh", "{suite}/agent.sh"]\n')
+    suite.write("cases/crash.yaml", CRASHING_CASE)
+    done = suite.run()
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "agent exit: the agent exited with status 1" in done.stdout
+    assert "`allow_exit: [1]`" in done.stdout
+    suite.write(
+        "cases/crash.yaml",
+        CRASHING_CASE.replace("  - id: crash\n", "  - id: crash\n    allow_exit: [1]\n"),
+    )
+    allowed = suite.run()
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr

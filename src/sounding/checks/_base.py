@@ -88,6 +88,7 @@ class Evidence:
     diff: str | None = None
     stdout: str = ""
     stderr: str = ""
+    exit_code: int | None = None  # the agent's last exit status; None when not known
     services: Mapping[str, ServiceEvidence] = field(default_factory=dict)
     scenario_id: str = ""
     trial: int = 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import time
 import traceback
 from collections.abc import Iterable
@@ -172,6 +173,7 @@ def _run(
         metric_reasons=dict(validation.reasons),
         touched=sorted(evidence.touched or ()),
         byproducts=sorted(evidence.byproducts),
+        exit_code=run.exit_code,
         score=score,
         record=record,
     )
@@ -304,8 +306,13 @@ def _turn_input(
 
 
 def _agent_error(run: AgentRun, kind: str) -> str | None:
+    """Why the run gave no result to score: the agent did not start, was killed by a
+    signal (it did not end as a program ends), or ran out of time."""
     if run.failed_to_start:
         return f"the agent did not start: {run.failed_to_start}"
+    if run.signal is not None and not run.timed_out:
+        name = signal.Signals(run.signal).name if run.signal in signal.valid_signals() else ""
+        return f"the agent was killed by signal {run.signal} {name}".rstrip()
     if run.timed_out and kind == "callable":
         return f"timed out: the callable returned after {run.duration_ms / 1000:.1f}s"
     if run.timed_out:
@@ -357,6 +364,7 @@ def _evidence(
         diff=found.diff,
         stdout=run.stdout,
         stderr=run.stderr,
+        exit_code=run.exit_code,
         services=service_evidence,
         scenario_id=plan.scenario.id,
         trial=plan.key.trial,

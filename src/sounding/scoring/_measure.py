@@ -49,11 +49,13 @@ def measure_trial(
     suite_dir: Path | None = None,
     judge: Judge | None = None,
 ) -> TrialScore:
-    """Score one trial of `scenario` from its evidence."""
+    """Score one trial of `scenario` from its evidence. An agent that exited with a status
+    the scenario does not allow has failed, whatever its checks say."""
     plan = list(_planned(scenario))
     cheap = [p for p in plan if not p[2].check_type.costly]
     costly = [p for p in plan if p[2].check_type.costly]
     measured = [_measure(p, evidence, scenario, suite_dir, judge) for p in cheap]
+    measured += _exit(scenario, evidence)
     threshold = scenario.scoring.pass_threshold
     for planned in costly:
         if _settled(measured, planned, threshold):
@@ -63,8 +65,24 @@ def measure_trial(
             measured.append(_measure(planned, evidence, scenario, suite_dir, judge))
     if costly:  # back in the case's order
         order = {name: i for i, (name, *_rest) in enumerate(plan)}
-        measured.sort(key=lambda m: order.get(m.name, 0))
+        measured.sort(key=lambda m: order.get(m.name, len(order)))
     return score_trial(measured, threshold)
+
+
+AGENT_EXIT = "agent exit"
+
+
+def _exit(scenario: Scenario, evidence: Evidence) -> list[Measured]:
+    """A failed blocking item when the agent's exit status is neither 0 nor allowed."""
+    status = evidence.exit_code
+    if status in (None, 0) or status in scenario.allow_exit:
+        return []
+    reason = (
+        f"the agent exited with status {status}; a scenario whose agent may exit so says "
+        f"`allow_exit: [{status}]`"
+    )
+    failed = CheckResult.failed(reason, exit_code=status)
+    return [Measured(name=AGENT_EXIT, kind=Kind.EXPECT, type="agent_exit", result=failed)]
 
 
 def _settled(

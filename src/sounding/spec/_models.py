@@ -85,6 +85,7 @@ class Scenario(_Frozen):
     test_command: str | None = None
     prepare: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    allow_exit: list[int] = Field(default_factory=list)  # exit statuses that are no failure
     line: int | None = None
 
 

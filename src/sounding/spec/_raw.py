@@ -92,6 +92,7 @@ class RawBlock(_Raw):
     test_command: str | None = None
     prepare: Texts | None = None
     env: dict[str, str] = Field(default_factory=dict)
+    allow_exit: list[int] | None = None
 
 
 class RawScenario(RawBlock):

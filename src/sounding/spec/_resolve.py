@@ -86,6 +86,7 @@ class _Block(NamedTuple):
     test_command: str | None
     prepare: list[str] | None
     env: dict[str, str]
+    allow_exit: list[int] | None
 
 
 @dataclass(frozen=True)
@@ -255,6 +256,7 @@ class _CaseResolver:
             test_command=raw.test_command,
             prepare=raw.prepare,
             env=raw.env,
+            allow_exit=raw.allow_exit,
         )
 
     def _invariants(self, raw: RawBlock, base: KeyPath) -> dict[str, Invariant]:
@@ -346,6 +348,7 @@ class _CaseResolver:
             test_command=own.test_command if own.test_command is not None else case.test_command,
             prepare=own.prepare if own.prepare is not None else list(case.prepare or []),
             env={**case.env, **own.env},
+            allow_exit=own.allow_exit if own.allow_exit is not None else case.allow_exit or [],
             line=self.locator.line(base),
         )
 

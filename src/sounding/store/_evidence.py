@@ -40,6 +40,7 @@ def stored_evidence(
         diff=text("diff.patch"),
         stdout=text("stdout.txt") or "",
         stderr=text("stderr.txt") or "",
+        exit_code=trial.exit_code,
         services=load_service_evidence(folder, settings=settings) if "services" in present else {},
         scenario_id=trial.scenario,
         trial=trial.trial,

@@ -50,6 +50,7 @@ class Trial(BaseModel):
     metric_reasons: dict[str, str] = Field(default_factory=dict)
     touched: list[str] | None = None  # None: the workspace was not examined
     origin: str | None = None  # the run's copy of its start state: workspace/ holds `touched`
+    exit_code: int | None = None  # the agent's last exit status
     byproducts: list[str] = Field(  # touched files matching the case's `byproducts` globs
         default_factory=list, validation_alias=AliasChoices("byproducts", "artefacts")
     )
