@@ -175,3 +175,22 @@ def test_score_offers_the_registered_record_formats(sounding: Any) -> None:
 
     done = sounding("score", "--help")
     assert f"--format [{'|'.join(formats.names())}]" in done.stdout
+
+
+def test_a_fault_of_sounding_itself_exits_4_with_its_traceback(tmp_path: Path) -> None:
+    """Exit 1 says a scenario failed: a bug of sounding must never look like that."""
+    script = (
+        "import sys\n"
+        "import sounding.spec\n"
+        "def broken(*args, **kwargs):\n"
+        "    raise RuntimeError('a bug')\n"
+        "sounding.spec.load_cases = broken\n"
+        "from sounding.cli import main\n"
+        f"sys.argv = ['sounding', 'validate', {str(CASE)!r}]\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "RuntimeError: a bug" in done.stderr and "internal error of sounding" in done.stderr

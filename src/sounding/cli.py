@@ -6,6 +6,7 @@ package's core (the record formats `score --format` offers), no runner or render
 
 from __future__ import annotations
 
+import errno
 import json
 import signal
 import time
@@ -59,7 +60,9 @@ class _FilePath(click.Path):
 
 
 class _Commands(click.Group):
-    """The command group: a Ctrl-C anywhere, even before a run has started, exits 130."""
+    """The command group: what no command handled still ends with a documented code. A
+    Ctrl-C anywhere exits 130; a full device, or a fault of sounding itself, exits 4 (never
+    1, which says a scenario failed), a fault with its traceback, to report."""
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -67,6 +70,30 @@ class _Commands(click.Group):
         except KeyboardInterrupt:
             _console(stderr=True).print("[yellow]interrupted[/]")
             raise SystemExit(ExitCode.INTERRUPTED) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                _internal_error()
+            _console(stderr=True).print(
+                f"[red]error:[/] no space left on the device writing {_escape(str(exc.filename))}"
+                ": free some space and run the command again"
+            )
+            raise SystemExit(ExitCode.INTERNAL) from None
+        except Exception:
+            _internal_error()
+
+
+def _internal_error() -> NoReturn:
+    """A fault of sounding itself: its traceback on stderr, to report, and exit 4."""
+    import traceback
+
+    traceback.print_exc()
+    _console(stderr=True).print(
+        "[red]internal error of sounding[/] (the traceback above says where): please report "
+        "it with the command you ran; what a run finished before it is kept"
+    )
+    raise SystemExit(ExitCode.INTERNAL)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
@@ -78,7 +105,9 @@ def main() -> None:
     Exit codes: 0 everything passed; 1 a scenario or trial failed (or was flaky),
     or `compare` established a regression; 2 usage error or a bad suite / case /
     record file; 3 an error prevented a verdict (or `compare` withheld it);
-    130 interrupted (finish with `sounding run SUITE --resume RUN_ID`).
+    4 sounding could not do its own work (no space left on the device, or an
+    internal error: please report it); 130 interrupted (finish a run with
+    `sounding run SUITE --resume RUN_ID`).
     """
 
 
@@ -249,9 +278,11 @@ def run(
     """Run every scenario of SUITE_DIR (or the named CASES) several times and give verdicts."""
     from sounding.report._terminal import TrialProgress, print_summary
     from sounding.runner import (
+        RunHooks,
         RunInterrupted,
         RunOptions,
         RunSetupError,
+        RunStopped,
         SuiteConfigError,
         WorkspaceError,
         load_suite,
@@ -265,33 +296,30 @@ def run(
     started = time.monotonic()
     try:
         suite = load_suite(suite_dir)
-        agent, extra = prepare_run(suite, options)
+        settings = prepare_run(suite, options)
         progress = TrialProgress(_console(stderr=True))
         with progress.running(), _ctrl_c() as interrupted:
-            result = run_suite(
-                suite,
-                options,
-                agent=agent,
-                settings_extra=extra,
-                on_trial=progress.finished,
-                on_note=lambda note: _console(stderr=True).print(f"[yellow]![/] {_escape(note)}"),
-                on_plan=progress.planned,
-                interrupted=interrupted,
-            )
+            hooks = RunHooks(progress.finished, progress.planned, _note, interrupted)
+            result = run_suite(suite, options, settings, hooks)
     except (SuiteConfigError, SpecError, RunSetupError, WorkspaceError, ResultsError) as exc:
         _usage_error(str(exc))
-    except RunInterrupted as stop:
+    except RunStopped as stop:
         where = stop.root.name if stop.root else "RUN_ID"
         _console(stderr=True).print(
-            f"[yellow]interrupted[/]: {counted(stop.finished, 'trial')} finished and kept in "
-            f"{_escape(str(stop.root))}; finish the run with: "
+            f"[yellow]{_escape(stop.why)}[/]: {counted(stop.finished, 'trial')} finished and "
+            f"kept in {_escape(str(stop.root))}; finish the run with: "
             f"sounding run {_escape(str(suite_dir))} --resume {_escape(where)}"
         )
-        raise SystemExit(ExitCode.INTERRUPTED) from None
+        code = ExitCode.INTERRUPTED if isinstance(stop, RunInterrupted) else ExitCode.INTERNAL
+        raise SystemExit(code) from None
     print_summary(_console(), result.summary, result.layout.root, time.monotonic() - started)
     if len(suite.cells) > 1:
         _print_cells(result.layout.root)
     raise SystemExit(result.exit_code)
+
+
+def _note(note: str) -> None:
+    _console(stderr=True).print(f"[yellow]![/] {_escape(note)}")
 
 
 @contextmanager

@@ -6,9 +6,13 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 
 def _stalled_run(suite: Any, tmp_path: Path, *, stall_from: int, trials: int) -> Any:
@@ -113,3 +117,61 @@ def test_ctrl_c_at_any_moment_exits_130_without_a_traceback(suite: Any) -> None:
         (run,) = suite.runs()
         assert f"--resume {run.name}" in err, err
         shutil.rmtree(run)
+
+
+def test_a_run_folder_has_one_writer(suite: Any, tmp_path: Path) -> None:
+    """Two `--resume` of one run at once: the second is refused, naming the first."""
+    first = _stalled_run(suite, tmp_path, stall_from=2, trials=3)
+    (run,) = suite.runs()
+    try:
+        second = suite.run("--resume", run.name)
+        assert second.returncode == 2, second.stdout + second.stderr
+        message = " ".join(second.stderr.split())
+        assert "is being written by another sounding" in message
+        assert f"pid {first.pid}" in message and "one run folder has one writer" in message
+    finally:
+        suite.interrupt(first)
+    (tmp_path / "go").write_text("")
+    done = suite.run("--resume", run.name)  # the first holder is gone: the lock went with it
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Any:
+    """A 2 MB file system of its own (tmpfs), for a run that fills it up."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root; CI runs as root")
+    where = tmp_path / "disk"
+    where.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(where)], check=True)
+    yield where
+    subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def test_a_full_disk_stops_the_run_cleanly_and_resume_finishes_it(
+    suite: Any, small_disk: Path
+) -> None:
+    suite.agent(
+        "import sys\nsys.stdin.read()\nprint('x' * 20_000)\n",
+        extra_config=f'[output]\ndir = "{small_disk}"\n',
+    )
+    suite.write("cases/big.yaml", "scenarios:\n  - {id: s, user: hi, trials: 20}\n")
+    filler = small_disk / "filler"
+    filler.write_bytes(b"\0" * 1_850_000)  # leaves room for a few trials only
+    done = suite.run("--parallel", "1")
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    message = " ".join(done.stderr.split())
+    assert "no space left on the device writing" in message and "--resume" in message
+    (run,) = [p for p in small_disk.iterdir() if p.is_dir()]
+    for path in run.rglob("*.json"):
+        json.loads(path.read_text())  # no half-written file
+    filler.unlink()
+    resumed = subprocess.run(
+        [sys.executable, "-m", "sounding.cli", "run", str(suite.root), "--resume", run.name],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "PASS  big/s  20/20" in resumed.stdout

@@ -11,7 +11,14 @@ from sounding.runner._rescore import (
     score_record,
     suite_of,
 )
-from sounding.runner._run import RunInterrupted, RunOptions, RunResult, run_suite
+from sounding.runner._run import (
+    RunHooks,
+    RunInterrupted,
+    RunOptions,
+    RunResult,
+    RunStopped,
+    run_suite,
+)
 from sounding.runner._scaffold import ScaffoldError, scaffold
 from sounding.runner._setup import RunSetupError, make_judge, prepare_run
 from sounding.runner._workspace import WorkspaceError
@@ -21,10 +28,12 @@ __all__ = [
     "AgentContext",
     "Change",
     "Rescored",
+    "RunHooks",
     "RunInterrupted",
     "RunOptions",
     "RunResult",
     "RunSetupError",
+    "RunStopped",
     "ScaffoldError",
     "Suite",
     "SuiteConfigError",

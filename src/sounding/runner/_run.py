@@ -6,6 +6,7 @@ finished trial is on disk (trial.json), added to measures.json and counted, then
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -20,7 +21,7 @@ from sounding.runner._agent import RUNNING
 from sounding.runner._cells import Cell
 from sounding.runner._config import Suite, SuiteConfigError
 from sounding.runner._pool import TrialPool
-from sounding.runner._trial import Agent, TrialPlan, TrialSettings
+from sounding.runner._trial import NO_SPACE, TrialPlan, TrialSettings
 from sounding.runner._workspace import Origin, keep_origin, resolve_origin
 from sounding.scoring import Tally, TrialVerdict
 from sounding.spec import Case, Scenario, load_cases
@@ -35,6 +36,7 @@ from sounding.store import (
     allocate_run,
     read_plan,
     read_trial,
+    run_lock,
     trial_exists,
     write_plan,
     write_summary,
@@ -44,12 +46,20 @@ from sounding.validators import blinding_notes
 _STOP_GRACE = 10.0  # seconds for running trials to notice an interruption
 
 
-class RunInterrupted(Exception):
-    """Ctrl-C: the run stopped; finished trials are kept and `--resume` runs the rest."""
+class RunStopped(Exception):
+    """The run stopped before its end; finished trials are kept and `--resume` runs the
+    rest once the cause is gone (no space left on the device, say)."""
+
+    def __init__(self, why: str, finished: int, root: Path | None = None) -> None:
+        super().__init__(why)
+        self.why, self.finished, self.root = why, finished, root
+
+
+class RunInterrupted(RunStopped):
+    """Ctrl-C: the run stopped as asked."""
 
     def __init__(self, finished: int, root: Path | None = None) -> None:
-        super().__init__(f"interrupted after {finished} trials")
-        self.finished, self.root = finished, root
+        super().__init__("interrupted", finished, root)
 
 
 @dataclass(frozen=True)
@@ -84,37 +94,46 @@ class RunResult:
         return self.summary.exit_code
 
 
-Progress = Callable[[Trial], None]
+@dataclass(frozen=True)
+class RunHooks:
+    """How a caller follows a run: each finished trial, the plan's size, notes to show, and
+    whether the user asked it to stop (read between trials' outcomes)."""
+
+    on_trial: Callable[[Trial], None] = lambda trial: None
+    on_plan: Callable[[int, int], None] = lambda total, done: None  # planned, already done
+    on_note: Callable[[str], None] = lambda note: None
+    interrupted: Callable[[], bool] = lambda: False
 
 
 def run_suite(
-    suite: Suite,
-    options: RunOptions,
-    *,
-    agent: Agent,
-    settings_extra: dict[str, Any] | None = None,
-    on_trial: Progress | None = None,
-    on_plan: Callable[[int, int], None] | None = None,
-    on_note: Callable[[str], None] | None = None,
-    interrupted: Callable[[], bool] = lambda: False,
+    suite: Suite, options: RunOptions, settings: TrialSettings, hooks: RunHooks | None = None
 ) -> RunResult:
     """Plan, execute and aggregate a run. Finished trials of a resumed run never run again.
 
-    The run stops when `interrupted()` says so (asked between trials' outcomes) or on a
-    KeyboardInterrupt; either way it raises RunInterrupted and `--resume` finishes it."""
-    resumed = _resumed(suite, options) if options.resume else None
-    options = resumed[1] if resumed else options
+    The run stops when `hooks.interrupted()` says so or on a KeyboardInterrupt
+    (RunInterrupted), or when the device is full (RunStopped); either way `--resume`
+    finishes it. The run's folder is locked while it runs (one writer)."""
+    with contextlib.ExitStack() as held:
+        resumed = _resumed(suite, options, held) if options.resume else None
+        return _run(
+            suite, resumed[1] if resumed else options, settings, hooks or RunHooks(), resumed, held
+        )
+
+
+def _run(
+    suite: Suite,
+    options: RunOptions,
+    settings: TrialSettings,
+    hooks: RunHooks,
+    resumed: tuple[RunLayout, RunOptions] | None,
+    held: contextlib.ExitStack,
+) -> RunResult:
     cases = load_cases(suite.case_files(options.cases), suite_dir=suite.root)
-    settings = TrialSettings(agent=agent, suite_root=suite.root, **(settings_extra or {}))
     _require_judge(cases, settings)
     _check_judge_models(suite, cases, settings)
-    if on_note is not None:
-        for note in [
-            *(n for case in cases for n in case.notes),
-            *blinding_notes(cases, suite.cells),
-        ]:
-            on_note(note)
-    layout = resumed[0] if resumed else allocate_run(suite.results_dir)
+    for note in [*(n for case in cases for n in case.notes), *blinding_notes(cases, suite.cells)]:
+        hooks.on_note(note)
+    layout = resumed[0] if resumed else _new_run(suite, held)
     try:
         planned = _plan(suite, cases, options, layout)
         write_plan(layout.root, _run_plan(suite, options, layout, planned))
@@ -128,29 +147,30 @@ def run_suite(
         for trial in _finished_before(planned) if resumed else ():
             collected.add(trial)
             done += 1
-        if on_plan:
-            on_plan(len(planned), done)
+        hooks.on_plan(len(planned), done)
         pending = _unfinished(planned) if resumed else iter(planned)  # a new run's is empty
         parallel = _parallel(suite, options)
-        pool = TrialPool(pending, len(planned) - done, settings, parallel, interrupted)
-        _execute(pool, collected, on_trial)
+        pool = TrialPool(pending, len(planned) - done, settings, parallel, hooks.interrupted)
+        _execute(pool, collected, hooks.on_trial)
     except BaseException as stop:
         collected.discard()
         if isinstance(stop, KeyboardInterrupt):
             raise RunInterrupted(collected.ran, layout.root) from None
+        if isinstance(stop, OSError) and stop.errno in NO_SPACE:
+            why = f"no space left on the device writing {stop.filename or layout.root}"
+            raise RunStopped(why, collected.ran, layout.root) from None
         raise
     return RunResult(layout, collected.close(), collected.ran)
 
 
-def _execute(pool: TrialPool, collected: _Collected, on_trial: Progress | None) -> None:
+def _execute(pool: TrialPool, collected: _Collected, on_trial: Callable[[Trial], None]) -> None:
     """Run the pending trials, each collected as it finishes (it is on disk by then). When
     the run stops early, no new trial starts and running agents are killed, unfinished."""
     RUNNING.stopping.clear()
     try:
         for trial in pool.outcomes():
             collected.add(trial, ran=True)
-            if on_trial is not None:
-                on_trial(trial)
+            on_trial(trial)
     except BaseException:
         RUNNING.stop_all()
         pool.stop(_STOP_GRACE)
@@ -201,14 +221,25 @@ def _require_judge(cases: list[Case], settings: TrialSettings) -> None:
                     )
 
 
-def _resumed(suite: Suite, options: RunOptions) -> tuple[RunLayout, RunOptions]:
-    """The folder of the run `--resume` names, and the options it was started with."""
+def _new_run(suite: Suite, held: contextlib.ExitStack) -> RunLayout:
+    """A fresh run folder, held by this process while it runs."""
+    layout = allocate_run(suite.results_dir)
+    held.enter_context(run_lock(layout.root))
+    return layout
+
+
+def _resumed(
+    suite: Suite, options: RunOptions, held: contextlib.ExitStack
+) -> tuple[RunLayout, RunOptions]:
+    """The folder of the run `--resume` names, held by this process (a second one gets an
+    error naming the first), and the options it was started with."""
     assert options.resume is not None
     root = suite.results_dir / options.resume
     if not (root / "run.json").is_file():
         raise SuiteConfigError(
             f"nothing to resume: {root} holds no run.json (runs: {_known_runs(suite)})"
         )
+    held.enter_context(run_lock(root))
     plan = read_plan(root)
     stored = plan.options
     sweep_tmp(root)

@@ -10,7 +10,7 @@ from sounding.judge import JudgeConfig, JudgeError, preflight
 from sounding.runner._agent import load_callable
 from sounding.runner._config import Suite
 from sounding.runner._run import RunOptions
-from sounding.runner._trial import Agent
+from sounding.runner._trial import Agent, TrialSettings
 
 if TYPE_CHECKING:
     from sounding.judge import JudgeClient
@@ -22,12 +22,15 @@ class RunSetupError(RuntimeError):
     """The run cannot start; nothing has run yet."""
 
 
-def prepare_run(suite: Suite, options: RunOptions) -> tuple[Agent, dict[str, Any]]:
-    """The agent and the run-wide settings, checked before the first trial."""
-    return _agent(suite), {
-        "service_settings": _service_settings(suite, options),
-        "judge": make_judge(suite),
-    }
+def prepare_run(suite: Suite, options: RunOptions) -> TrialSettings:
+    """What every trial of the run shares (the agent, the judge, the services' settings),
+    checked before the first trial."""
+    return TrialSettings(
+        agent=_agent(suite),
+        suite_root=suite.root,
+        judge=make_judge(suite),
+        service_settings=_service_settings(suite, options),
+    )
 
 
 def make_judge(suite: Suite, *, rejudge: bool = False) -> JudgeClient | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -86,6 +87,9 @@ class TrialSettings:
         return secret_values(self.base_env)
 
 
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)  # a full device stops the run; it fails no trial
+
+
 class TrialInterrupted(Exception):
     """The run was interrupted while this trial ran: it is left unfinished, to run on resume."""
 
@@ -113,6 +117,8 @@ def run_trial(plan: TrialPlan, settings: TrialSettings, watch: AgentWatch | None
     except (TrialInterrupted, TrialAbandoned):
         raise
     except Exception as exc:  # the runner boundary: one broken trial never stops the others
+        if isinstance(exc, OSError) and exc.errno in NO_SPACE:
+            raise  # the machine's fault, not the trial's: it stays unfinished, for --resume
         write_text(plan.folder / "harness-error.txt", traceback.format_exc())
         trial = failed_trial(plan, f"{type(exc).__name__}: {exc}", started)
     write_trial(plan.folder, trial, secrets)

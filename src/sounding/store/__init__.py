@@ -9,6 +9,7 @@ from sounding.store._layout import (
     allocate_run,
     safe_name,
 )
+from sounding.store._lock import run_lock
 from sounding.store._results import Results, ScenarioTrials, load_results
 from sounding.store._run import (
     MEASURES_SCHEMA,
@@ -45,6 +46,7 @@ __all__ = [
     "read_plan",
     "read_summary",
     "read_trial",
+    "run_lock",
     "safe_name",
     "stored_evidence",
     "stored_workspace",

@@ -3,6 +3,7 @@ one record per trial (`measures.json`), each with its one writer and one reader.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -171,7 +172,8 @@ class Measures:
         os.replace(self._tmp, self._path)
 
     def discard(self) -> None:
-        self._file.close()
+        with contextlib.suppress(OSError):  # a full device refuses the last buffered lines
+            self._file.close()
         Path(self._tmp).unlink(missing_ok=True)
 
 
