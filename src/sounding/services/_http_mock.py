@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from sounding.services._base import SpecModel, StartContext
-
-if TYPE_CHECKING:
-    from sounding.services._http_server import HttpMockService
+from sounding.services._base import SpecModel
 
 
 class Reply(BaseModel):
@@ -75,10 +72,3 @@ class HttpMockSpec(SpecModel):
             return self.default_response
         missing = f"mock '{self.name}' has no route for {method} {path}"
         return Reply(status=404, payload={"error": missing})
-
-
-def start_http_mock(spec: HttpMockSpec, context: StartContext) -> HttpMockService:
-    """Start the mock's server on a free port of 127.0.0.1, in a thread of this process."""
-    from sounding.services._http_server import HttpMockService  # http.server: when started
-
-    return HttpMockService(spec)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from sounding.services._base import RunningService, ServiceEvidence, env_prefix
+from sounding.services._base import RunningService, ServiceEvidence, StartContext, env_prefix
 from sounding.services._http_mock import HttpMockSpec
 
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
@@ -149,3 +149,8 @@ class HttpMockService(RunningService):
         self._server.server_close()
         for end in self._wake:
             end.close()
+
+
+def start_http_mock(spec: HttpMockSpec, context: StartContext) -> HttpMockService:
+    """Start the mock's server on a free port of 127.0.0.1, in a thread of this process."""
+    return HttpMockService(spec)

@@ -18,7 +18,8 @@ from sounding.services._base import (
     SpecModel,
     StartContext,
 )
-from sounding.services._http_mock import HttpMockSpec, start_http_mock
+from sounding.services._http_mock import HttpMockSpec
+from sounding.services._http_server import start_http_mock
 from sounding.services._process import ProcessSpec, start_process
 from sounding.services._specs import parse_specs
 from sounding.services._sql import SqlService, SqlSpec, restore_sql, start_sql
