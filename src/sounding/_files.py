@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import threading
 from pathlib import Path
 from typing import Any
@@ -55,3 +56,26 @@ def sweep_tmp(folder: Path) -> int:
         leftover.unlink(missing_ok=True)
         removed += 1
     return removed
+
+
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> tuple[bytes, int] | None:
+    """At most `limit` bytes of a regular file, and its whole size; None when `path` is not
+    a regular file (a link, a FIFO, a socket, a device: never followed, never waited on)."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError:  # gone, a link (ELOOP), or a FIFO with no writer that cannot open
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        chunks, left = [], limit
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks), info.st_size
+    finally:
+        os.close(fd)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,10 @@ def test_each_trial_starts_from_the_fixture_and_reports_what_it_touched(suite: A
         assert changes["byproducts"] == ["__pycache__/app.pyc"]
         diff = (folder / "diff.patch").read_text()
         assert "-print('broken')" in diff and "+print('fixed')" in diff
-        assert "Binary files a/__pycache__/app.pyc" in diff
+        assert (
+            "Files a/__pycache__/app.pyc and b/__pycache__/app.pyc differ (binary: not shown)"
+            in diff
+        )
     assert (suite.root / "fixtures/repo/old.txt").exists(), "the fixture itself was changed"
 
 
@@ -151,3 +155,82 @@ def test_a_trial_keeps_only_what_its_agent_touched_and_rescoring_sees_it_whole(
     )
     assert rescored.returncode == 0, rescored.stdout + rescored.stderr
     assert "re-scored 2 trials: 0 verdicts changed" in rescored.stdout
+
+
+def test_an_agent_that_swaps_its_workspace_for_a_link_is_an_error_not_a_pass(
+    suite: Any, tmp_path: Path
+) -> None:
+    """The link leads to a folder holding what the checks want: nothing there is read."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "report.md").write_text("# done\n")
+    suite.agent(
+        f"""
+        import os, shutil, sys
+        sys.stdin.read()
+        here = os.getcwd()
+        os.chdir("/")
+        shutil.rmtree(here)
+        os.symlink({str(elsewhere)!r}, here)
+        print("done")
+        """
+    )
+    suite.write(
+        "cases/swap.yaml",
+        "scenarios:\n  - id: s\n    user: go\n"
+        "    expect: [{file_content: {path: report.md, contains: '# done'}}]\n",
+    )
+    done = suite.run()
+    assert done.returncode == 3, done.stdout + done.stderr
+    (trial,) = suite.trials(suite.runs()[0])
+    assert "replaced it with a link: nothing in it is measured" in str(trial["reason"])
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["report.md"]
+
+
+def test_a_fifo_and_a_huge_sparse_file_in_the_workspace_never_stall_the_trial(
+    suite: Any,
+) -> None:
+    suite.agent(
+        """
+        import os, sys
+        sys.stdin.read()
+        os.mkfifo("pipe")
+        with open("huge.bin", "wb") as huge:
+            huge.truncate(8 << 30)  # 8 GB, sparse: nothing may read it whole
+        print("done")
+        """
+    )
+    suite.write(
+        "cases/odd.yaml",
+        "scenarios:\n  - id: s\n    user: go\n    timeout: 30\n"
+        "    expect: [{final_answer_contains: done}]\n",
+    )
+    started = time.monotonic()
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert time.monotonic() - started < 20
+    (trial,) = suite.trials(suite.runs()[0])
+    assert trial["touched"] == ["huge.bin", "pipe"]
+    diff = (suite.runs()[0] / "trials/default/odd/s#1/diff.patch").read_text()
+    assert "pipe differ (not a regular file: not shown)" in diff
+    assert "huge.bin differ (8589934592 bytes, over the 1024 KiB" in diff
+
+
+def test_a_given_file_is_never_written_through_a_link_of_the_fixture(
+    suite: Any, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    suite.agent("print('x')")
+    suite.write("fixtures/repo/readme.md", "hi\n")
+    (suite.root / "fixtures/repo/tests").symlink_to(outside)
+    suite.write("fixtures/probe.txt", "probe\n")
+    suite.write(
+        "cases/link.yaml",
+        "workspace: {fixture: fixtures/repo, given: {tests/probe.txt: fixtures/probe.txt}}\n"
+        "scenarios:\n  - {id: s, user: go}\n",
+    )
+    done = suite.run()
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "would be written through the link 'tests' of the fixture" in done.stderr
+    assert list(outside.iterdir()) == []

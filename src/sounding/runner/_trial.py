@@ -27,6 +27,7 @@ from sounding.runner._workspace import (
     checks_read_workspace,
     keep_touched,
     prepare,
+    workspace_identity,
 )
 from sounding.scoring import measure_trial
 from sounding.services import ServiceEvidence
@@ -141,7 +142,7 @@ def _run(
     """The finished trial, and the secret values no stored file of it may hold."""
     services = _start_services(plan, settings)
     try:
-        run, attempts = _attempts(plan, settings, services_env(services), watch)
+        run, attempts, made = _attempts(plan, settings, services_env(services), watch)
         if watch is not None and not watch.agent_returned():
             raise TrialAbandoned(plan.key.label)
         if RUNNING.stopping.is_set():  # its agent was killed by Ctrl-C: not a result
@@ -150,7 +151,7 @@ def _run(
         secrets = _secrets(settings, plan.scenario, given_env)
         _store_agent_output(plan.folder, run, secrets)
         record = build_record(plan.cell.turns(plan.scenario.user), run, plan.trace)
-        error = _agent_error(run, settings.agent.kind)
+        error = _agent_error(run, settings.agent.kind) or _replaced(plan.workspace, made)
         if error:
             return failed_trial(plan, error, started, attempts, record), secrets
         evidence = _evidence(plan, record, run, services, given_env, secrets)
@@ -244,8 +245,10 @@ def _attempts(
     settings: TrialSettings,
     service_env: dict[str, str],
     watch: AgentWatch | None,
-) -> tuple[AgentRun, int]:
-    """Retry only a trial that produced nothing; a trial that produced a result never re-runs."""
+) -> tuple[AgentRun, int, tuple[int, int] | None]:
+    """Retry only a trial that produced nothing; a trial that produced a result never re-runs.
+    With what the agent made of it: how many attempts, and the workspace folder's identity
+    as it was laid out (None when a callable's empty one was not laid out)."""
     workspace = plan.workspace
     run = AgentRun()
     for attempt in range(1, settings.agent.attempts + 1):
@@ -255,13 +258,27 @@ def _attempts(
         made = not _lazy_workspace(plan, settings)
         if made:
             prepare(plan.origin, workspace)
+        identity = workspace_identity(workspace) if made else None
         given = _turn_input(plan, settings, workspace, service_env, made)
         if watch is not None and settings.agent.kind == "callable":
             watch.agent_started(given.timeout)  # a command agent's own timeout stops it
         run = settings.agent.run(given, plan.cell.delta.args)
         if not run.produced_nothing:
-            return run, attempt
-    return run, settings.agent.attempts
+            return run, attempt, identity
+    return run, settings.agent.attempts, identity
+
+
+def _replaced(workspace: Path, made: tuple[int, int] | None) -> str | None:
+    """Why the workspace cannot be measured: the agent put a link or another folder in the
+    place of the one sounding made (checks would read wherever it leads)."""
+    now = workspace_identity(workspace)
+    if now is None and (made is not None or workspace.is_symlink()):
+        what = "removed its workspace folder or replaced it with a link"
+    elif made is not None and now != made:
+        what = "replaced its workspace folder with another one"
+    else:
+        return None
+    return f"the agent {what}: nothing in it is measured"
 
 
 def _lazy_workspace(plan: TrialPlan, settings: TrialSettings) -> bool:

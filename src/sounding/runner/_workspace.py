@@ -8,17 +8,21 @@ import fnmatch
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from sounding._files import read_regular
 from sounding.checks import Evidence, Reads
 from sounding.spec import Scenario, Workspace
 
 _FULL_COMMIT = 40
 _KEEP_IN_MEMORY = 64 << 20  # bytes of start state kept in memory, per run
+DIFF_LIMIT = 1 << 20  # bytes of one file a diff shows
+DIFF_TOTAL = 16 << 20  # bytes of a trial's whole diff
 _clone_lock = threading.Lock()
 ORIGINS = "origins"  # the run's copies of its trials' start states
 
@@ -36,6 +40,7 @@ class FileState:
     data: bytes | None  # the content, for small start states; else compared by digest
     digest: str | None
     link: str | None
+    special: bool = False  # a FIFO, a socket or a device: never read
 
 
 @dataclass(frozen=True)
@@ -89,9 +94,24 @@ def start_state(tree: Path | None, given: Mapping[str, Path]) -> dict[str, FileS
 def _state(path: Path, keep: bool) -> FileState:
     if path.is_symlink():
         return FileState(path, 0, None, None, str(path.readlink()))
-    data = path.read_bytes()
-    digest = None if keep else hashlib.sha256(data).hexdigest()
-    return FileState(path, len(data), data if keep else None, digest, None)
+    size = path.lstat().st_size
+    found = read_regular(path, size) if keep else None
+    if found is not None:
+        return FileState(path, size, found[0], None, None)
+    digest = _digest(path)
+    return FileState(path, size, None, digest, None, special=digest is None)
+
+
+def _digest(path: Path) -> str | None:
+    """The SHA-256 of a regular file, read in chunks; None for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _inside(root: Path, relative: str, key: str) -> Path:
@@ -181,7 +201,7 @@ def prepare(origin: Origin, dest: Path) -> None:
     else:
         shutil.copytree(origin.tree, dest, symlinks=True, copy_function=shutil.copyfile)
     for relative, source in origin.given.items():
-        target = dest / relative
+        target = _given_target(dest, relative)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
     if origin.is_git and origin.given:
@@ -200,6 +220,31 @@ def prepare(origin: Origin, dest: Path) -> None:
             dest,
             "workspace",
         )
+
+
+def _given_target(dest: Path, relative: str) -> Path:
+    """Where a given file goes in a new workspace; refused when a link of the fixture stands
+    on its way (it would be written wherever the link leads)."""
+    target = dest
+    for part in PurePosixPath(relative).parts:
+        target = target / part
+        if target.is_symlink():
+            raise WorkspaceError(
+                f"workspace.given '{relative}' would be written through the link "
+                f"'{target.relative_to(dest)}' of the fixture: give it a path that no link "
+                "of the fixture is on, or remove the link"
+            )
+    return target
+
+
+def workspace_identity(workspace: Path) -> tuple[int, int] | None:
+    """The device and inode of a workspace folder (never through a link); None when it is
+    not a folder of its own."""
+    try:
+        info = workspace.lstat()
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
 
 
 def _files(root: Path | None) -> dict[str, Path]:
@@ -222,7 +267,12 @@ def _files(root: Path | None) -> dict[str, Path]:
 
 
 def changes(origin: Origin, workspace: Path) -> Changes:
-    """Files the agent touched against the start, the by-products among them, and the diff."""
+    """Files the agent touched against the start, the by-products among them, and the diff.
+
+    Nothing the agent left is followed or waited on: a link is compared as a link, a FIFO,
+    socket or device is touched and never read, a file is read only as far as it must be
+    (a file of a new size is changed unread), and the diff shows at most `DIFF_LIMIT`
+    bytes of a file and `DIFF_TOTAL` in all."""
     before = origin.files
     after = _files(workspace)
     touched = sorted(
@@ -230,21 +280,29 @@ def changes(origin: Origin, workspace: Path) -> Changes:
         + [name for name, path in after.items() if _changed(before.get(name), path)]
     )
     byproducts = [name for name in touched if _is_byproduct(name, origin.byproducts)]
-    diff = "".join(_diff(name, _source(before.get(name)), after.get(name)) for name in touched)
-    return Changes(touched, byproducts, diff)
+    parts, size = [], 0
+    for name in touched:
+        part = _diff(name, _source(before.get(name)), after.get(name))
+        if size + len(part) > DIFF_TOTAL:
+            parts.append(f"(the diff stops here: it holds {DIFF_TOTAL >> 20} MiB at most)\n")
+            break
+        parts.append(part)
+        size += len(part)
+    return Changes(touched, byproducts, "".join(parts))
 
 
 def _changed(state: FileState | None, path: Path) -> bool:
-    if state is None:
+    info = path.lstat()
+    if stat.S_ISLNK(info.st_mode):
+        return state is None or str(path.readlink()) != state.link
+    if state is None or state.link is not None or state.special:
         return True
-    if path.is_symlink() or state.link is not None:
-        return not path.is_symlink() or str(path.readlink()) != state.link
-    if path.stat().st_size != state.size:
+    if not stat.S_ISREG(info.st_mode) or info.st_size != state.size:
         return True
-    data = path.read_bytes()
     if state.data is not None:
-        return data != state.data
-    return hashlib.sha256(data).hexdigest() != state.digest
+        found = read_regular(path, state.size)
+        return found is None or found[0] != state.data
+    return _digest(path) != state.digest
 
 
 def _source(state: FileState | None) -> Path | None:
@@ -260,9 +318,9 @@ def _is_byproduct(name: str, patterns: tuple[str, ...]) -> bool:
 
 
 def _diff(name: str, old: Path | None, new: Path | None) -> str:
-    old_text, new_text = _text(old), _text(new)
+    (old_text, old_why), (new_text, new_why) = _text(old), _text(new)
     if old_text is None or new_text is None:
-        return f"Binary files a/{name} and b/{name} differ\n"
+        return f"Files a/{name} and b/{name} differ ({old_why or new_why}: not shown)\n"
     lines = difflib.unified_diff(
         old_text.splitlines(keepends=True),
         new_text.splitlines(keepends=True),
@@ -272,10 +330,16 @@ def _diff(name: str, old: Path | None, new: Path | None) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def _text(path: Path | None) -> str | None:
+def _text(path: Path | None) -> tuple[str | None, str]:
+    """A file's text for the diff, or None and why it is not shown."""
     if path is None or path.is_symlink():
-        return "" if path is None else f"-> {path.readlink()}\n"
-    data = path.read_bytes()
+        return ("" if path is None else f"-> {path.readlink()}\n"), ""
+    found = read_regular(path, DIFF_LIMIT + 1)
+    if found is None:
+        return None, "not a regular file"
+    data, size = found
+    if size > DIFF_LIMIT:
+        return None, f"{size} bytes, over the {DIFF_LIMIT >> 10} KiB a diff shows of a file"
     if b"\0" in data[:8192]:
-        return None
-    return data.decode("utf-8", errors="replace")
+        return None, "binary"
+    return data.decode("utf-8", errors="replace"), ""
