@@ -8,6 +8,7 @@ same command and the same file.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,6 +100,11 @@ def write_context(trial: FinishedTrial, folder: Path) -> Path:
     absent = {"test_command"} if document.test_command is None else set()
     write_json(path, document.model_dump(mode="json", by_alias=True, exclude=absent))
     return path
+
+
+def keep_json(path: Path, document: object) -> None:
+    """Write a validator's answer (or request) into `validation/`, indented for a person."""
+    write_text(path, json.dumps(document, indent=1, ensure_ascii=False, default=str) + "\n")
 
 
 def context_document(trial: FinishedTrial, prompt: Path) -> ContextDocument:
