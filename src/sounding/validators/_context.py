@@ -89,7 +89,6 @@ class ContextDocument(BaseModel):
 
 def write_context(trial: FinishedTrial, folder: Path) -> Path:
     """Write the prompt file and `context.json` into `folder`; returns the context's path."""
-    folder.mkdir(parents=True, exist_ok=True)
     prompt = folder / PROMPT_FILE
     write_text(prompt, trial.prompt)
     if trial.record is not None:  # trial.json, which holds it too, is written after the checks

@@ -12,15 +12,12 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from sounding.checks import Judge
+from sounding.checks._judge import NO_JUDGE
 from sounding.judge import JudgeError, judge_request, verdict_tool
 from sounding.spec import Case, ValidatorSpec
 from sounding.validators._answer import Answer
 from sounding.validators._context import FinishedTrial, keep_json
 
-NO_JUDGE = (
-    "no judge is configured: add a [judge] table (provider, model) to sounding.toml, "
-    "or set SOUNDING_JUDGE_MODEL (see docs/judge.md)"
-)
 TOOL_DESCRIPTION = (
     "Record your verdict on every metric of the rubric. Call this exactly once, even when "
     "the material is empty or unreadable."
