@@ -8,12 +8,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from sounding.judge._cache import VerdictCache
+from sounding._files import write_json
 from sounding.judge._config import JudgeConfig, api_key
 from sounding.judge._errors import JudgeError
 from sounding.judge._prompt import VerdictRequest
 from sounding.judge._providers import ANTHROPIC_MAX_TOKENS, Call, transport
 from sounding.judge._tool import Value, VerdictTool
+
+CACHE_SCHEMA = "sounding.judge-cache/1"
 
 
 class Provenance(BaseModel):
@@ -42,8 +44,9 @@ class JudgeClient:
     """The configured judge model. Implements `sounding.checks.Judge`.
 
     Every request is one call (no retries, no votes). Answers are cached under
-    `config.cache_dir` by the digest of the request; `rejudge=True` asks again anyway and
-    replaces the cached answer.
+    `config.cache_dir`, one JSON file per request digest; `rejudge=True` asks again anyway
+    and replaces the cached answer. A file that cannot be read back (truncated by hand,
+    another schema) is a miss: the judge is asked again and the file replaced.
     """
 
     def __init__(
@@ -56,7 +59,6 @@ class JudgeClient:
         self.config = config
         self.rejudge = rejudge
         self._transport = transport(config, api_key(config, environ))
-        self._cache = VerdictCache(config.cache_dir) if config.cache_dir else None
 
     def verdict(self, request: VerdictRequest) -> Verdict:
         """Ask for one verdict through the request's tool; JudgeError when none comes back."""
@@ -88,13 +90,11 @@ class JudgeClient:
     def _call(
         self, system: str | None, user: str, model: str | None, temperature: float | None
     ) -> Call:
-        config = self.config
+        config, model = self.config, model or self.config.model
         if config.provider == "anthropic":  # its API refuses sampling parameters
             limit = config.max_tokens or ANTHROPIC_MAX_TOKENS
-            return Call(model or config.model, None, None, limit, system, user)
-        if temperature is None:
-            temperature = config.temperature
-        model = model or config.model
+            return Call(model, None, None, limit, system, user)
+        temperature = config.temperature if temperature is None else temperature
         return Call(model, temperature, config.seed, config.max_tokens, system, user)
 
     def _provenance(self, call: Call, tool: VerdictTool | None) -> Provenance:
@@ -107,13 +107,23 @@ class JudgeClient:
         )
 
     def _recall(self, digest: str) -> dict[str, Any] | None:
-        if self._cache is None or self.rejudge:
+        if self.config.cache_dir is None or self.rejudge:
             return None
-        return self._cache.get(digest)
+        try:
+            entry = json.loads((self.config.cache_dir / f"{digest}.json").read_bytes())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(entry, dict) or entry.get("schema") != CACHE_SCHEMA:
+            return None
+        return entry if entry.get("digest") == digest else None
 
     def _keep(self, provenance: Provenance, **answer: Any) -> None:
-        if self._cache is not None:
-            self._cache.put(provenance.digest, {"provenance": provenance.model_dump(), **answer})
+        if self.config.cache_dir is None:
+            return
+        self.config.cache_dir.mkdir(parents=True, exist_ok=True)
+        digest = provenance.digest
+        entry = {"schema": CACHE_SCHEMA, "digest": digest, "provenance": provenance.model_dump()}
+        write_json(self.config.cache_dir / f"{digest}.json", entry | answer)
 
 
 def request_digest(config: JudgeConfig, call: Call, tool: VerdictTool | None) -> str:

@@ -105,14 +105,9 @@ def api_key(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> st
     return key
 
 
-def same_model(first: str, second: str) -> bool:
-    """Whether two model names mean one model (`openai/gpt-4o` is `gpt-4o`, case aside)."""
-    return _bare(first) == _bare(second)
-
-
 def _bare(name: str) -> str:
-    bare = name.strip().casefold().rsplit("/", 1)[-1]
-    return bare.removesuffix(":latest")
+    """A model's name as compared: `openai/gpt-4o:latest` is `gpt-4o`, case aside."""
+    return name.strip().casefold().rsplit("/", 1)[-1].removesuffix(":latest")
 
 
 def preflight(
@@ -131,7 +126,7 @@ def preflight(
         return
     for judge in sorted({config.model, *judge_models}):
         for tested in sorted(models_under_test):
-            if same_model(judge, tested):
+            if _bare(judge) == _bare(tested):
                 raise JudgeError(
                     f"the judge model '{judge}' is also a model under test ('{tested}'): a model "
                     "grading its own work is not a judge. Pin another model in [judge] (or in "

@@ -108,7 +108,7 @@ def run_grader(
     child = _Child(suite_dir)
     try:
         child.send({**request, "case": case, "run": run})
-        reply = _converse(child, name, llm, time.monotonic() + timeout, timeout)
+        reply = _converse(child, name, llm, timeout)
     finally:
         child.close()
     return _read_answer(name, reply)
@@ -131,13 +131,10 @@ def _refuse_unknown(suite_dir: Path, name: str) -> None:
 
 
 def _converse(
-    child: _Child,
-    name: str,
-    llm: Callable[[str], str] | None,
-    deadline: float,
-    timeout: float,
+    child: _Child, name: str, llm: Callable[[str], str] | None, timeout: float
 ) -> dict[str, Any]:
     """Answer the grader's `t.llm` questions until it answers, dies, or runs out of time."""
+    deadline = time.monotonic() + timeout
     while True:
         try:
             message = child.receive(deadline)

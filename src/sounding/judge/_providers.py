@@ -8,9 +8,9 @@ libraries are imported when a judge is built, not when sounding is imported.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from sounding.judge._config import JudgeConfig
 from sounding.judge._errors import JudgeError
@@ -38,14 +38,6 @@ class Call:
         return [*system, {"role": "user", "content": self.user}]
 
 
-class Transport(Protocol):
-    provider: str
-
-    def ask_tool(self, call: Call, tool: VerdictTool) -> str | Mapping[str, Any]: ...
-
-    def ask_text(self, call: Call) -> str: ...
-
-
 def transport(config: JudgeConfig, key: str) -> Transport:
     if config.provider == "anthropic":
         return AnthropicTransport(config, key)
@@ -71,16 +63,50 @@ def _only_call(tool: VerdictTool, names: list[str]) -> None:
         )
 
 
-class OpenAITransport:
-    """Chat completions on OpenAI or any compatible server; the tool forced by tool_choice."""
+class Transport:
+    """What both protocols share: the configuration, the SDK, and its errors as JudgeErrors."""
 
-    provider = "openai"
+    def __init__(self, config: JudgeConfig, sdk: Any, base_error: type[Exception]) -> None:
+        self._config, self._sdk, self._base_error = config, sdk, base_error
+
+    def ask_tool(self, call: Call, tool: VerdictTool) -> str | Mapping[str, Any]:
+        raise NotImplementedError
+
+    def ask_text(self, call: Call) -> str:
+        text = self._text(call)
+        if not text.strip():
+            raise JudgeError(f"{_where(self._config)} answered with no text")
+        return text
+
+    def _text(self, call: Call) -> str:
+        raise NotImplementedError
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """The SDK's failures (both official clients name them alike) as one JudgeError each."""
+        sdk, config, where = self._sdk, self._config, _where(self._config)
+        try:
+            yield
+        except sdk.APITimeoutError:
+            raise JudgeError(
+                f"{where} did not answer within {config.timeout:g} s; "
+                "raise timeout in [judge] of sounding.toml, or check that the server is up"
+            ) from None
+        except sdk.APIStatusError as exc:
+            raise JudgeError(f"{where} answered HTTP {exc.status_code}: {_said(exc)}") from None
+        except sdk.APIConnectionError as exc:
+            raise JudgeError(f"{where} could not be reached: {exc}; check base_url") from None
+        except self._base_error as exc:
+            raise JudgeError(f"{where} failed: {type(exc).__name__}: {_said(exc)}") from None
+
+
+class OpenAITransport(Transport):
+    """Chat completions on OpenAI or any compatible server; the tool forced by tool_choice."""
 
     def __init__(self, config: JudgeConfig, key: str) -> None:
         import openai
 
-        self._openai = openai
-        self._config = config
+        super().__init__(config, openai, openai.OpenAIError)
         self._client = openai.OpenAI(
             base_url=config.base_url, api_key=key, timeout=config.timeout, max_retries=0
         )
@@ -97,11 +123,8 @@ class OpenAITransport:
         _only_call(tool, [getattr(f, "name", "(not a function)") for f in functions])
         return str(getattr(functions[0], "arguments", ""))
 
-    def ask_text(self, call: Call) -> str:
-        text = self._complete(call).content or ""
-        if not text.strip():
-            raise JudgeError(f"{_where(self._config)} answered with no text")
-        return text
+    def _text(self, call: Call) -> str:
+        return str(self._complete(call).content or "")
 
     def _complete(self, call: Call, **extra: Any) -> Any:
         options: dict[str, Any] = {"temperature": call.temperature, "seed": call.seed}
@@ -116,20 +139,14 @@ class OpenAITransport:
             raise JudgeError(f"{_where(self._config)} answered with no choices")
         return response.choices[0].message
 
-    def _errors(self) -> AbstractContextManager[None]:
-        return _sdk_errors(self._openai, self._openai.OpenAIError, self._config)
 
-
-class AnthropicTransport:
+class AnthropicTransport(Transport):
     """Anthropic messages; the tool forced by tool_choice {type: tool}. No sampling options."""
-
-    provider = "anthropic"
 
     def __init__(self, config: JudgeConfig, key: str) -> None:
         import anthropic
 
-        self._anthropic = anthropic
-        self._config = config
+        super().__init__(config, anthropic, anthropic.AnthropicError)
         self._client = anthropic.Anthropic(
             base_url=config.base_url, api_key=key, timeout=config.timeout, max_retries=0
         )
@@ -141,18 +158,15 @@ class AnthropicTransport:
         blocks = self._create(call, tools=tools, tool_choice=choice)
         uses = [b for b in blocks if getattr(b, "type", None) == "tool_use"]
         if not uses:
-            raise _prose(tool, _text(blocks))
+            raise _prose(tool, _text_of(blocks))
         _only_call(tool, [str(getattr(b, "name", "")) for b in uses])
         arguments = getattr(uses[0], "input", None)
         if not isinstance(arguments, Mapping):
             raise JudgeError(f"the judge called {tool.name} with no object as input")
         return arguments
 
-    def ask_text(self, call: Call) -> str:
-        text = _text(self._create(call))
-        if not text.strip():
-            raise JudgeError(f"{_where(self._config)} answered with no text")
-        return text
+    def _text(self, call: Call) -> str:
+        return _text_of(self._create(call))
 
     def _create(self, call: Call, **extra: Any) -> list[Any]:
         if call.system is not None:
@@ -166,36 +180,10 @@ class AnthropicTransport:
             )
         return list(getattr(response, "content", None) or [])
 
-    def _errors(self) -> AbstractContextManager[None]:
-        return _sdk_errors(self._anthropic, self._anthropic.AnthropicError, self._config)
 
-
-@contextmanager
-def _sdk_errors(sdk: Any, base: type[Exception], config: JudgeConfig) -> Iterator[None]:
-    """An SDK's failures (both official clients name them alike) as one JudgeError each."""
-    where = _where(config)
-    try:
-        yield
-    except sdk.APITimeoutError:
-        raise JudgeError(_late(config)) from None
-    except sdk.APIStatusError as exc:
-        raise JudgeError(f"{where} answered HTTP {exc.status_code}: {_said(exc)}") from None
-    except sdk.APIConnectionError as exc:
-        raise JudgeError(f"{where} could not be reached: {exc}; check base_url") from None
-    except base as exc:
-        raise JudgeError(f"{where} failed: {type(exc).__name__}: {_said(exc)}") from None
-
-
-def _text(blocks: list[Any]) -> str:
+def _text_of(blocks: list[Any]) -> str:
     return "\n".join(str(b.text) for b in blocks if getattr(b, "type", None) == "text")
 
 
 def _said(exc: Exception) -> str:
     return str(exc).strip()[:_SNIPPET] or type(exc).__name__
-
-
-def _late(config: JudgeConfig) -> str:
-    return (
-        f"{_where(config)} did not answer within {config.timeout:g} s; "
-        "raise timeout in [judge] of sounding.toml, or check that the server is up"
-    )

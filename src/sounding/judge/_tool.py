@@ -74,20 +74,17 @@ class VerdictTool(BaseModel):
             return value
         if kind == "string" and isinstance(value, str):
             return value
-        if kind == "number" and _is_number(value):
-            return self._bounded(name, float(value))
-        raise JudgeError(
-            f"the judge called {self.name} with {name}={json.dumps(value)[:_SNIPPET]}, "
-            f"which is not a {_JSON_TYPES[kind]}"
-        )
-
-    def _bounded(self, name: str, value: float) -> float:
-        low, high = self.bounds.get(name, (-math.inf, math.inf))
-        if not low <= value <= high:
+        if kind != "number" or not _is_number(value):
             raise JudgeError(
-                f"the judge called {self.name} with {name}={value}, outside [{low}, {high}]"
+                f"the judge called {self.name} with {name}={json.dumps(value)[:_SNIPPET]}, "
+                f"which is not a {_JSON_TYPES[kind]}"
             )
-        return value
+        number, (low, high) = float(value), self.bounds.get(name, (-math.inf, math.inf))
+        if not low <= number <= high:
+            raise JudgeError(
+                f"the judge called {self.name} with {name}={number}, outside [{low}, {high}]"
+            )
+        return number
 
 
 def _is_number(value: Any) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 
 ANSWER_KEYS = ("metrics", "reasons", "unjudged")
 _SHOWN = 80
+_KINDS = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array"}
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,4 @@ def _names(names: Sequence[str], noun: str = "metric") -> str:
 
 def _kind(value: Any) -> str:
     """The JSON kind of a value, with its article: `a string`, `an array`, `null`."""
-    kinds = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
-    if value is None:
-        return "null"
-    return {**kinds, list: "an array", dict: "an object"}.get(type(value), "an object")
+    return "null" if value is None else _KINDS.get(type(value), "an object")

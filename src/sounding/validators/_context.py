@@ -8,6 +8,7 @@ same command and the same file.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,7 +89,6 @@ class ContextDocument(BaseModel):
 
 def write_context(trial: FinishedTrial, folder: Path) -> Path:
     """Write the prompt file and `context.json` into `folder`; returns the context's path."""
-    folder.mkdir(parents=True, exist_ok=True)
     prompt = folder / PROMPT_FILE
     write_text(prompt, trial.prompt)
     if trial.record is not None:  # trial.json, which holds it too, is written after the checks
@@ -99,6 +99,11 @@ def write_context(trial: FinishedTrial, folder: Path) -> Path:
     absent = {"test_command"} if document.test_command is None else set()
     write_json(path, document.model_dump(mode="json", by_alias=True, exclude=absent))
     return path
+
+
+def keep_json(path: Path, document: object) -> None:
+    """Write a validator's answer (or request) into `validation/`, indented for a person."""
+    write_text(path, json.dumps(document, indent=1, ensure_ascii=False, default=str) + "\n")
 
 
 def context_document(trial: FinishedTrial, prompt: Path) -> ContextDocument:

@@ -14,7 +14,7 @@ import random
 import secrets
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,8 @@ _HINTS: dict[str, tuple[str, str]] = {
     "number": ("0.0", "a number"),
     "string": ('""', "text"),
 }
+_ESCAPES = {ord('"'): '\\"', ord("\\"): "\\\\"} | {c: f"\\u{c:04x}" for c in [*range(0x20), 0x7F]}
+"""What a TOML basic string escapes: quotes, backslashes and control characters."""
 
 
 class FormError(Exception):
@@ -78,31 +80,25 @@ class _Key:
         return token
 
     def document(self) -> dict[str, Any]:
-        return {
-            "schema": KEY_SCHEMA,
-            "run_id": self.run_id,
-            "trials": self.trials,
-            "filled": self.filled,
-        }
+        return {"schema": KEY_SCHEMA, **asdict(self)}
 
 
 def export_form(run_dir: Path, out: Path | None = None) -> FormResult:
     """Write the blind form of `run_dir` (default `RUN_DIR/form.toml`)."""
-    kinds = _form_kinds(run_dir)
+    kinds, trials = _form_kinds(run_dir), _trials(run_dir)
     key = _load_key(run_dir, missing_ok=True)
     entries: list[str] = []
     metrics = 0
-    for folder, trial in _trials(run_dir):
-        form = kinds.get(trial.case, {})
-        wanted = {m: k for m, k in form.items() if _measured(trial, m) is None}
-        if wanted and trial.score is not None:
+    for folder, trial in trials:
+        wanted = _open(trial, kinds)
+        if wanted:
             token = key.token(folder.relative_to(run_dir).as_posix())
             entries.append(_entry(token, trial.record or RunRecord(), wanted))
             metrics += len(wanted)
     random.SystemRandom().shuffle(entries)
     path = out or run_dir / FORM_FILE
     write_json(run_dir / KEY_FILE, key.document())
-    header = _header(key.run_id, _prompts_vary(run_dir, kinds))
+    header = _header(key.run_id, _prompts_vary(trials, kinds))
     write_text(path, "\n".join([header, *entries]))
     return FormResult(path, len(entries), metrics)
 
@@ -128,7 +124,8 @@ def import_form(run_dir: Path, form: Path) -> FormResult:
         write_measures(run_dir, key.run_id, (trial for _, trial in trials))
     write_json(run_dir / KEY_FILE, key.document())
     filled = sum(len(metrics) for _, _, metrics, _ in plan)
-    return FormResult(form, sum(1 for p in plan if p[2]), filled, _left_open(trials, kinds))
+    left = sum(len(_open(trial, kinds)) for _, trial in trials)
+    return FormResult(form, sum(1 for p in plan if p[2]), filled, left)
 
 
 # ---- reading the run ----------------------------------------------------------------------
@@ -164,10 +161,12 @@ def _prompt(record: RunRecord) -> str:
     return "\n\n".join(record.user_turns) or record.task or ""
 
 
-def _prompts_vary(run_dir: Path, kinds: Mapping[str, Mapping[str, MetricKind]]) -> bool:
+def _prompts_vary(
+    trials: list[tuple[Path, Trial]], kinds: Mapping[str, Mapping[str, MetricKind]]
+) -> bool:
     """Whether one scenario's prompt differs between cells (it would tell the cells apart)."""
     seen: dict[tuple[str, str], set[str]] = {}
-    for _, trial in _trials(run_dir):
+    for _, trial in trials:
         if kinds.get(trial.case):
             place = (trial.case, trial.scenario)
             seen.setdefault(place, set()).add(_prompt(trial.record or RunRecord()))
@@ -186,16 +185,12 @@ def _load_key(run_dir: Path, *, missing_ok: bool) -> _Key:
     return _Key(document["run_id"], dict(document["trials"]), dict(document.get("filled", {})))
 
 
-def _left_open(
-    trials: list[tuple[Path, Trial]], kinds: Mapping[str, Mapping[str, MetricKind]]
-) -> int:
-    return sum(
-        1
-        for _, trial in trials
-        if trial.score is not None
-        for metric in kinds.get(trial.case, {})
-        if _measured(trial, metric) is None
-    )
+def _open(trial: Trial, kinds: Mapping[str, Mapping[str, MetricKind]]) -> dict[str, MetricKind]:
+    """The form metrics of a scored trial that nothing has measured (nor filled) yet."""
+    if trial.score is None:
+        return {}
+    measured = trial.metric_values()
+    return {m: k for m, k in kinds.get(trial.case, {}).items() if measured.get(m) is None}
 
 
 # ---- writing the form ----------------------------------------------------------------------
@@ -239,22 +234,8 @@ def _entry(token: str, record: RunRecord, wanted: Mapping[str, MetricKind]) -> s
 def _text(value: str) -> str:
     """A TOML string: basic on one line, multi-line basic when the text has lines."""
     if "\n" not in value:
-        return '"' + _escaped(value, keep_newlines=False) + '"'
-    return '"""\n' + _escaped(value, keep_newlines=True) + '"""'
-
-
-def _escaped(value: str, *, keep_newlines: bool) -> str:
-    out = []
-    for char in value:
-        if char == "\n" and keep_newlines:
-            out.append(char)
-        elif char in '"\\':
-            out.append("\\" + char)
-        elif ord(char) < 0x20 or ord(char) == 0x7F:
-            out.append(f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-    return "".join(out)
+        return '"' + value.translate(_ESCAPES) + '"'
+    return '"""\n' + value.translate(_ESCAPES | {ord("\n"): "\n"}) + '"""'
 
 
 # ---- reading the filled form ---------------------------------------------------------------
@@ -325,7 +306,7 @@ def _refusal(
     kind = allowed[name]
     if not _fits(value, kind):
         return f"{name} = {value!r} is not {_HINTS[kind][1]}"
-    measured = _measured(trial, name)
+    measured = trial.metric_values().get(name)  # by a check of that name, a validator, a form
     if measured is not None and name not in filled:
         return (
             f"metric '{name}' was measured ({measured!r}): a form fills only what nothing "
@@ -340,11 +321,6 @@ def _fits(value: Any, kind: MetricKind) -> bool:
     if kind == "number":
         return isinstance(value, int | float) and not isinstance(value, bool)
     return isinstance(value, str)
-
-
-def _measured(trial: Trial, metric: str) -> Any:
-    """What measured `metric` in the trial: a check of that name, a validator, a form."""
-    return trial.metric_values().get(metric)
 
 
 def _fill(folder: Path, metrics: dict[str, Any], reasons: dict[str, str]) -> None:

@@ -8,22 +8,16 @@ calls the tool leaves the trial invalid: a broken judge must not read as a negat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Protocol
 
-from sounding._files import write_text
 from sounding.checks import Judge
+from sounding.checks._judge import NO_JUDGE
 from sounding.judge import JudgeError, judge_request, verdict_tool
 from sounding.spec import Case, ValidatorSpec
 from sounding.validators._answer import Answer
-from sounding.validators._context import FinishedTrial
+from sounding.validators._context import FinishedTrial, keep_json
 
-NO_JUDGE = (
-    "no judge is configured: add a [judge] table (provider, model) to sounding.toml, "
-    "or set SOUNDING_JUDGE_MODEL (see docs/judge.md)"
-)
 TOOL_DESCRIPTION = (
     "Record your verdict on every metric of the rubric. Call this exactly once, even when "
     "the material is empty or unreadable."
@@ -71,19 +65,14 @@ def run_judge(spec: ValidatorSpec, trial: FinishedTrial, judge: Judge | None) ->
         criteria=rubric, material=material(spec.pieces, trial), tool=tool, model=spec.model
     )
     folder = trial.folder / "validation"
-    _keep(folder / f"{spec.name}.request.json", request.model_dump(mode="json"))
+    keep_json(folder / f"{spec.name}.request.json", request.model_dump(mode="json"))
     try:
         verdict = judge.verdict(request)
     except JudgeError as exc:
         return f"the judge gave no verdict: {exc}"
     kept = {"metrics": verdict.values, "cached": verdict.cached}
-    _keep(folder / f"{spec.name}.json", kept | {"provenance": verdict.provenance.model_dump()})
+    keep_json(folder / f"{spec.name}.json", kept | {"provenance": verdict.provenance.model_dump()})
     return Answer(metrics=dict(verdict.values))
-
-
-def _keep(path: Path, document: object) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text(path, json.dumps(document, indent=1, ensure_ascii=False, default=str) + "\n")
 
 
 def blinding_note(pieces: Sequence[str], cells: Sequence[CellLike]) -> str | None:

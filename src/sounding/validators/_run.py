@@ -44,8 +44,7 @@ class Run:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.context = _read_context(self.path)
-        context = self.context
+        self.context = context = _read_context(self.path)
         self.workspace = Path(context.workspace)
         self.checkout = Path(context.reference.checkout) if context.reference.checkout else None
         self.ref = context.reference.ref

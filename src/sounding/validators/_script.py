@@ -7,15 +7,15 @@ it ends or times out. What it printed on stderr is kept as `validation/<name>.st
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from sounding._files import write_bytes, write_text
+from sounding._files import write_bytes
 from sounding._process import Finished, run_bounded
 from sounding.checks._command import ended, last_line, seconds
 from sounding.spec import ValidatorSpec
 from sounding.spec._validators import SUITE_PLACEHOLDER
 from sounding.validators._answer import Answer, read_answer
+from sounding.validators._context import keep_json
 
 STDOUT_LIMIT = 1 << 20
 """An answer larger than this (1 MiB) is refused as unreadable."""
@@ -52,7 +52,7 @@ def run_script(spec: ValidatorSpec, context: Path, suite_dir: Path) -> Answer | 
         write_bytes(folder / f"{spec.name}.stdout", finished.stdout)
         return answer + _see(stderr)
     document = {"metrics": answer.metrics, "reasons": answer.reasons, "unjudged": answer.unjudged}
-    write_text(folder / f"{spec.name}.json", json.dumps(document, indent=1, default=str) + "\n")
+    keep_json(folder / f"{spec.name}.json", document)
     return answer
 
 

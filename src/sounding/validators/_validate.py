@@ -83,13 +83,10 @@ def run_validators(trial: FinishedTrial, *, judge: Judge | None = None) -> Valid
         return Validation()
     folder = trial.folder / "validation"
     folder.mkdir(parents=True, exist_ok=True)
-    context = write_context(trial, folder) if _any(validators, "script") else None
+    scripts = any(spec.mode == "script" for spec in validators)
+    context = write_context(trial, folder) if scripts else None
     answers = {spec.name: _run_one(spec, trial, context, judge) for spec in validators}
     return combine(validators, answers)
-
-
-def _any(validators: list[ValidatorSpec], mode: str) -> bool:
-    return any(spec.mode == mode for spec in validators)
 
 
 def _run_one(
