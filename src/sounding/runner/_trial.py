@@ -14,8 +14,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
-from sounding._files import write_text
-from sounding._secrets import redact, redact_json, secret_values
+from sounding._files import read_regular, write_bytes, write_text
+from sounding._secrets import (
+    redact,
+    redact_bytes,
+    redact_json,
+    redact_sqlite,
+    secret_values,
+    url_passwords,
+)
 from sounding.checks import Evidence, Judge
 from sounding.record import TRACE_ENV, RunRecord
 from sounding.runner._agent import RUNNING, AgentRun, TurnInput, run_callable, run_command
@@ -30,7 +37,7 @@ from sounding.runner._workspace import (
     workspace_identity,
 )
 from sounding.scoring import measure_trial
-from sounding.services import ServiceEvidence
+from sounding.services import ServiceEvidence, ServiceSettings
 from sounding.spec import Case, Scenario
 from sounding.store import Trial, TrialKey, write_trial
 from sounding.validators import FinishedTrial, Validation, run_validators
@@ -79,13 +86,15 @@ class TrialSettings:
     agent: Agent
     suite_root: Path
     judge: Judge | None = None
-    service_settings: Any = None
+    service_settings: ServiceSettings | None = None
     base_env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
 
     @cached_property
     def base_secrets(self) -> dict[str, str]:
-        """The secret values of the environment sounding runs in: found once per run."""
-        return secret_values(self.base_env)
+        """The secret values of the environment sounding runs in, and the passwords of the
+        services' server URLs: found once per run."""
+        servers = self.service_settings.servers if self.service_settings is not None else {}
+        return {**secret_values(self.base_env), **url_passwords(servers)}
 
 
 NO_SPACE = (errno.ENOSPC, errno.EDQUOT)  # a full device stops the run; it fails no trial
@@ -120,9 +129,10 @@ def run_trial(plan: TrialPlan, settings: TrialSettings, watch: AgentWatch | None
     except Exception as exc:  # the runner boundary: one broken trial never stops the others
         if isinstance(exc, OSError) and exc.errno in NO_SPACE:
             raise  # the machine's fault, not the trial's: it stays unfinished, for --resume
-        write_text(plan.folder / "harness-error.txt", traceback.format_exc())
+        write_text(plan.folder / "harness-error.txt", redact(traceback.format_exc(), secrets))
         trial = failed_trial(plan, f"{type(exc).__name__}: {exc}", started)
-    write_trial(plan.folder, trial, secrets)
+    trial = trial.redacted(secrets)
+    write_trial(plan.folder, trial)
     return trial
 
 
@@ -156,6 +166,7 @@ def _run(
             return failed_trial(plan, error, started, attempts, record), secrets
         evidence = _evidence(plan, record, run, services, given_env, secrets)
         validation = _validate(plan, settings, evidence, secrets)
+        _redact_files((plan.folder / "validation").glob("*"), secrets)
         score = None
         if validation.valid:  # an invalid trial is an error: its checks are not run
             score = measure_trial(
@@ -169,6 +180,7 @@ def _run(
             services.stop()
     # a validation context replays by hand on the whole workspace: with validators, it stays
     kept = None if plan.case.validators else keep_touched(plan.origin, plan.workspace, evidence)
+    _redact_touched(plan.workspace, evidence.touched or (), secrets)
     trial = Trial(
         **plan.key.as_dict(),
         origin=kept,
@@ -379,6 +391,8 @@ def _evidence(
         service_evidence = services.evidence()
         services.store(plan.folder)
         _redact_files((plan.folder / "services").glob("*.json"), secrets)
+        for database in (plan.folder / "services").glob("*.sqlite") if secrets else ():
+            redact_sqlite(database, secrets)
     return Evidence(
         record=record,
         workspace=workspace,
@@ -412,10 +426,30 @@ def _store_agent_output(folder: Path, run: AgentRun, secrets: dict[str, str]) ->
 def _redact_files(paths: Iterable[Path], secrets: dict[str, str]) -> None:
     """Rewrite files written by others (the agent, the services) without the secret values."""
     for path in paths if secrets else ():
-        if path.is_file():
+        if path.is_file() and not path.is_symlink():
             text = path.read_text(encoding="utf-8", errors="replace")
-            if (clean := redact(text, secrets)) != text:
+            if (clean := redact_json(redact(text, secrets), secrets)) != text:
                 write_text(path, clean)
+
+
+KEPT_LIMIT = 64 << 20  # bytes of a touched file kept in the results (scanned for secrets)
+
+
+def _redact_touched(workspace: Path, touched: Iterable[str], secrets: dict[str, str]) -> None:
+    """The files the agent wrote, as kept, without secret values. One too large to scan is
+    not kept: a note of its size stands in its place."""
+    if not secrets or workspace_identity(workspace) is None:
+        return
+    for name in touched:
+        found = read_regular(workspace / name, KEPT_LIMIT + 1)
+        if found is None:
+            continue  # deleted, a link, or not a regular file: nothing of it is kept as text
+        data, size = found
+        if size > KEPT_LIMIT:
+            note = f"sounding did not keep this file: {size} bytes, over the {KEPT_LIMIT >> 20} MiB"
+            write_text(workspace / name, f"{note} it scans for secrets\n")
+        elif (clean := redact_bytes(data, secrets)) != data:
+            write_bytes(workspace / name, clean)
 
 
 def _declared(scenario: Scenario) -> list[str]:

@@ -107,6 +107,14 @@ class Trial(BaseModel):
         values.update(self.metrics)
         return values
 
+    def redacted(self, secrets: Mapping[str, str]) -> Trial:
+        """The trial with every secret value replaced by its marker, wherever it stands (a
+        check's reason or details, the run record): what is stored, and what the run's
+        summary and measures are made from."""
+        text = self.model_dump_json(by_alias=True, fallback=str)
+        clean = redact_json(text, secrets)
+        return self if clean == text else Trial.model_validate_json(clean)
+
     def measures(self) -> dict[str, Any]:
         """Its record in measures.json: the key, what happened, and `metric_values()` with
         the reasons given for them."""
@@ -127,13 +135,12 @@ class Trial(BaseModel):
         }
 
 
-def write_trial(folder: Path, trial: Trial, secrets: Mapping[str, str] | None = None) -> None:
-    """Write `trial.json` in `folder`, with every secret value replaced by its marker.
+def write_trial(folder: Path, trial: Trial) -> None:
+    """Write `trial.json` in `folder` (a trial the runner made is `redacted` first).
 
     A value a check left in its details that JSON has no type for is written as its text.
     """
-    text = trial.model_dump_json(by_alias=True, fallback=str)
-    write_text(folder / TRIAL_FILE, redact_json(text, secrets or {}) + "\n")
+    write_text(folder / TRIAL_FILE, trial.model_dump_json(by_alias=True, fallback=str) + "\n")
 
 
 def trial_exists(folder: Path) -> bool:
