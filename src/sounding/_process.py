@@ -28,6 +28,8 @@ from pathlib import Path
 from tempfile import TemporaryFile
 from typing import IO, TYPE_CHECKING
 
+from sounding._sandbox import Sandbox
+
 if TYPE_CHECKING:
     import subprocess
 
@@ -62,16 +64,19 @@ def run_bounded(
     env: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
     groups: set[int] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> Finished:
     """Run `argv` until it ends or `timeout` seconds pass (None: no deadline), then `stop`
     it; keep the last `limit` bytes of each output. `env` is its whole environment (None:
-    this process's), `stdin` all its input (None: none). Its group is in `groups` while it runs.
-    OSError when it cannot be started."""
+    this process's), `stdin` all its input (None: none). Its group is in `groups` while it runs;
+    it runs inside `sandbox` when one is given. OSError when it cannot be started."""
     started, groups = time.monotonic(), set() if groups is None else groups
     with TemporaryFile() as given, TemporaryFile() as out, TemporaryFile() as err:
         given.write(stdin or b"")
         given.seek(0)
-        process = start(argv, cwd=cwd, env=env, stdin=given, stdout=out, stderr=err)
+        process = start(
+            argv, cwd=cwd, env=env, stdin=given, stdout=out, stderr=err, sandbox=sandbox
+        )
         in_time = False
         try:
             groups.add(process.pid)
@@ -92,14 +97,18 @@ def start(
     stderr: int | IO[bytes],
     env: Mapping[str, str] | None = None,
     stdin: int | IO[bytes] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start `argv` in a session of its own, guarded by the parent-death signal; streams as
-    `Popen` takes them, but no `stdin` gives it nothing to read. OSError when it cannot be
-    started. End it with `stop`."""
+    """Start `argv` in a session of its own, guarded by the parent-death signal (inside
+    `sandbox` when one is given); streams as `Popen` takes them, but no `stdin` gives it
+    nothing to read. OSError when it cannot be started. End it with `stop`."""
     import subprocess  # with the first process started, not with sounding
 
+    guarded = _guard(argv, cwd, env)
+    if sandbox is not None:
+        guarded = [*guarded[: -len(argv)], *sandbox.wrap(argv, cwd)]
     return subprocess.Popen(
-        _guard(argv, cwd, env),
+        guarded,
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL if stdin is None else stdin,

@@ -17,6 +17,7 @@ from typing import Any
 
 from sounding._files import write_text
 from sounding._process import kill_group, run_bounded
+from sounding._sandbox import Sandbox
 
 OUTPUT_LIMIT = 8 << 20
 """How much of the end of a turn's stdout, and of its stderr, is kept (8 MiB each)."""
@@ -52,6 +53,7 @@ class TurnInput:
     env: dict[str, str]
     timeout: float
     workspace_made: bool = True  # False: a callable's empty workspace, made when asked for
+    sandbox: Sandbox | None = None  # where a command agent runs, when the suite asks for one
 
     @property
     def history_path(self) -> Path:
@@ -113,6 +115,7 @@ def _command_turn(
             env=env,
             stdin=prompt.encode(),
             groups=RUNNING.groups,
+            sandbox=given.sandbox,
         )
     except OSError as exc:
         run.failed_to_start = f"could not start {argv[0]!r}: {exc.strerror or exc}"

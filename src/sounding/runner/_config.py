@@ -9,7 +9,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -35,6 +35,8 @@ class AgentConfig(_Strict):
     env: dict[str, str] = Field(default_factory=dict)
     attempts: int = Field(default=3, ge=1, le=20)
     model: str | None = None
+    sandbox: Literal["none", "bwrap"] = "none"
+    network: Literal["auto", "on", "off"] = "auto"  # in the sandbox; auto: on for services
 
     @model_validator(mode="after")
     def _one_kind(self) -> AgentConfig:
@@ -42,6 +44,11 @@ class AgentConfig(_Strict):
             raise ValueError("set exactly one of agent.command or agent.callable")
         if self.callable is not None and ":" not in self.callable:
             raise ValueError(f"agent.callable '{self.callable}' must read 'module:function'")
+        if self.callable is not None and self.sandbox != "none":
+            raise ValueError(
+                "agent.sandbox applies to a command agent: a callable runs inside sounding's "
+                "own process; make it a command to sandbox it"
+            )
         return self
 
     @property

@@ -6,6 +6,7 @@ import os
 import shutil
 from typing import TYPE_CHECKING, Any
 
+from sounding._sandbox import unavailable
 from sounding.judge import JudgeConfig, JudgeError, preflight
 from sounding.runner._agent import load_callable
 from sounding.runner._config import Suite
@@ -74,7 +75,20 @@ def _agent(suite: Suite) -> Agent:
             f"{suite.root / 'sounding.toml'}: agent.command starts with '{argv[0]}', which is "
             "not on PATH; give a full path, or `{suite}/...` for a program inside the suite"
         )
-    return Agent("command", argv=argv, env=env, attempts=config.attempts)
+    if config.sandbox == "bwrap" and (why := unavailable()) is not None:
+        raise RunSetupError(
+            f'{suite.root / "sounding.toml"}: agent.sandbox = "bwrap" asks for a sandbox, '
+            f"but {why}; a run never falls back to no sandbox"
+        )
+    sandboxed = config.sandbox == "bwrap"
+    return Agent(
+        "command",
+        argv,
+        env=env,
+        attempts=config.attempts,
+        sandbox=sandboxed,
+        network=config.network,
+    )
 
 
 def _service_settings(suite: Suite, options: RunOptions) -> Any:

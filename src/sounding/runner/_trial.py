@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sounding._files import read_regular, write_bytes, write_text
+from sounding._sandbox import Sandbox
 from sounding._secrets import (
     redact,
     redact_bytes,
@@ -52,6 +53,8 @@ class Agent:
     function: Any = None
     env: dict[str, str] = field(default_factory=dict)
     attempts: int = 3
+    sandbox: bool = False
+    network: str = "auto"  # in the sandbox: "on", "off", or on for a case with services
 
     def run(self, given: TurnInput, args: list[str]) -> AgentRun:
         if self.kind == "command":
@@ -337,7 +340,19 @@ def _turn_input(
         env=env,
         timeout=plan.scenario.timeout,
         workspace_made=made,
+        sandbox=_sandbox(plan, settings) if settings.agent.sandbox else None,
     )
+
+
+def _sandbox(plan: TrialPlan, settings: TrialSettings) -> Sandbox:
+    """The agent sees the system and its suite read-only and may change its workspace, its
+    trace and its services' files; the network is on when the case's services need it."""
+    plan.trace.touch()  # a file is bound into the sandbox as it is: it must exist first
+    services = plan.folder / "services"
+    writable = (plan.workspace, plan.trace, *([services] if services.is_dir() else []))
+    mode = settings.agent.network
+    network = mode == "on" or (mode == "auto" and bool(plan.case.services))
+    return Sandbox((settings.suite_root, plan.folder), writable, network)
 
 
 def _agent_error(run: AgentRun, kind: str) -> str | None:
