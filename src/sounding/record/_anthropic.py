@@ -10,7 +10,6 @@ assistant message) are read the same way.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from sounding.record._build import (
@@ -19,6 +18,7 @@ from sounding.record._build import (
     RecordBuilder,
     RecordError,
     check_content,
+    closest,
     dump_result,
     parse_args,
 )
@@ -78,12 +78,10 @@ class _Reader:
     def read(self, message: Any, where: str) -> None:
         role = message.get("role") if isinstance(message, dict) else None
         if role not in ROLES:
-            close = difflib.get_close_matches(str(role), ROLES, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
             raise RecordError(
                 self.source,
                 f"not a message with a known role (role {role!r})",
-                f"{hint}each message is {{role: user | assistant, content}}",
+                f"{closest(str(role), ROLES)}each message is {{role: user | assistant, content}}",
                 where=where,
             )
         content = message.get("content")

@@ -7,7 +7,9 @@ record with one `RunRecord.model_validate` at the end, which keeps imports linea
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
@@ -82,6 +84,12 @@ def json_kind(value: Any) -> str:
     if value is None:
         return "null"
     return _JSON_KINDS.get(type(value), "number")
+
+
+def closest(word: str, known: Sequence[str]) -> str:
+    """`did you mean 'x'? ` for the known name closest to `word`, or nothing."""
+    close = difflib.get_close_matches(word, known, n=1)
+    return f"did you mean '{close[0]}'? " if close else ""
 
 
 def dump_result(value: Any) -> str:

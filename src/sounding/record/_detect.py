@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sounding.record._build import CALL_BLOCKS, RecordError, validate_record
-from sounding.record._formats import NOT_JSON, Claim, RecordFormat, RecordFormats, Sample, Sign
+from sounding.record._formats import NOT_JSON, Claim, RecordFormats, Sample, Sign
 from sounding.record._model import SCHEMA, RunRecord
 
 _OPENAI_ROLES = frozenset({"tool", "function", "developer"})
@@ -49,7 +49,7 @@ def parse_record(
 ) -> RunRecord:
     """Read a run record from text in `format`, or in the format the text shows."""
     sample = Sample(text, source, trace_id)
-    chosen = formats.get(format, source) if format is not None else _detected(sample)[0]
+    chosen = formats.get(format, source) if format is not None else formats.detect(sample)[0]
     if trace_id is not None and not chosen.picks_trace:
         picking = " or ".join(f"`{f.name}`" for f in formats if f.picks_trace)
         raise RecordError(
@@ -60,19 +60,8 @@ def parse_record(
 
 def detect_format(text: str, source: str = "<record>") -> tuple[str, str]:
     """The format a text is in and the reason; a `RecordError` says why none fits."""
-    found, reason = _detected(Sample(text, source))
+    found, reason = formats.detect(Sample(text, source))
     return found.name, reason
-
-
-def _detected(sample: Sample) -> tuple[RecordFormat, str]:
-    if not sample.text.strip():
-        raise RecordError(
-            sample.source,
-            "empty: no format to detect",
-            "an empty trace is read with the format 'jsonl' (the record of an agent that "
-            "wrote nothing)",
-        )
-    return formats.detect(sample)
 
 
 def parse_otel(data: Any, source: str, *, trace_id: str | None = None) -> RunRecord:

@@ -9,7 +9,6 @@ keys go to `metadata`). A shape that cannot be read is a `RecordError` naming th
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from sounding.record._build import (
@@ -17,6 +16,7 @@ from sounding.record._build import (
     RecordBuilder,
     RecordError,
     check_content,
+    closest,
     json_kind,
     parse_args,
 )
@@ -79,12 +79,10 @@ class _Reader:
         elif role == "function":
             self._function(message, content, where)
         else:
-            close = difflib.get_close_matches(str(role), ROLES, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
             raise RecordError(
                 self.source,
                 f"unknown role {role!r}",
-                f"{hint}roles are: {', '.join(ROLES)}",
+                f"{closest(str(role), ROLES)}roles are: {', '.join(ROLES)}",
                 where=where,
             )
 
