@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -18,6 +19,7 @@ from pydantic import ValidationError
 from sounding.record._model import RunRecord, content_text
 
 
+@dataclass(eq=False, repr=False)
 class RecordError(ValueError):
     """A run record that cannot be read: where (file, line, column or path) and how to fix it.
 
@@ -26,33 +28,21 @@ class RecordError(ValueError):
     `--trace-id`) can tell its own fix with `with_fix`.
     """
 
-    def __init__(
-        self,
-        source: str,
-        problem: str,
-        fix: str = "",
-        *,
-        line: int | None = None,
-        column: int | None = None,
-        where: str | None = None,
-        needs: str | None = None,
-    ) -> None:
-        self.source, self.problem, self.fix = source, problem, fix
-        self.line, self.column, self.where = line, column, where
-        self.needs = needs
+    source: str
+    problem: str
+    fix: str = ""
+    _: KW_ONLY
+    line: int | None = None
+    column: int | None = None
+    where: str | None = None
+    needs: str | None = None
+
+    def __post_init__(self) -> None:
         super().__init__(self._render())
 
     def with_fix(self, fix: str) -> RecordError:
         """The same error with another fix, in the words of the caller."""
-        return RecordError(
-            self.source,
-            self.problem,
-            fix,
-            line=self.line,
-            column=self.column,
-            where=self.where,
-            needs=self.needs,
-        )
+        return replace(self, fix=fix)
 
     def _render(self) -> str:
         place = self.source
