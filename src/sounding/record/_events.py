@@ -71,10 +71,6 @@ EVENT_FIELDS: dict[str, dict[str, tuple[Check, bool]]] = {
     "meta": {},
 }
 EVENT_TYPES = tuple(EVENT_FIELDS)
-_REQUIRED = {
-    kind: tuple(k for k, (_c, req) in f.items() if req) for kind, f in EVENT_FIELDS.items()
-}
-_ALLOWED = {kind: [*fields, "type", "ts"] for kind, fields in EVENT_FIELDS.items()}
 META_FIELDS = {"model": STR, "seed": INT, "duration_ms": NUMBER}
 
 
@@ -95,8 +91,7 @@ def validate_event(event: Any, number: int, source: str) -> str:
             f"add one of: {', '.join(EVENT_TYPES)}",
             line=number,
         )
-    fields = EVENT_FIELDS.get(kind)
-    if fields is None:
+    if kind not in EVENT_FIELDS:
         raise RecordError(
             source,
             f"unknown event type '{kind}'",
@@ -104,19 +99,14 @@ def validate_event(event: Any, number: int, source: str) -> str:
             line=number,
         )
     if kind != "meta":
-        _validate_fields(kind, fields, event, number, source)
+        _validate_fields(kind, event, number, source)
     _validate_ts(event, number, source)
     return kind
 
 
-def _validate_fields(
-    kind: str,
-    fields: dict[str, tuple[Check, bool]],
-    event: dict[str, Any],
-    number: int,
-    source: str,
-) -> None:
-    allowed = _ALLOWED[kind]
+def _validate_fields(kind: str, event: dict[str, Any], number: int, source: str) -> None:
+    fields = EVENT_FIELDS[kind]
+    allowed = [*fields, "type", "ts"]
     for key, value in event.items():
         if key in ("type", "ts"):
             continue
@@ -136,8 +126,8 @@ def _validate_fields(
                 "fix the value the agent writes",
                 line=number,
             )
-    for key in _REQUIRED[kind]:
-        if key not in event:
+    for key, (_check, required) in fields.items():
+        if required and key not in event:
             raise RecordError(
                 source,
                 f"a '{kind}' event needs '{key}'",
