@@ -20,7 +20,6 @@ from sounding.record._build import (
     check_content,
     closest,
     dump_result,
-    parse_args,
 )
 from sounding.record._model import RunRecord, content_text
 
@@ -127,9 +126,7 @@ class _Reader:
                 'a tool_use block is {"type": "tool_use", "id", "name", "input": {...}}',
                 where=where,
             )
-        args, args_error = parse_args(block.get("input"))
-        call = {"id": call_id, "name": name, "args": args, "args_error": args_error}
-        self.builder.call(call, index)
+        self.builder.call(call_id, name, block.get("input"), index)
 
     def _result(self, block: dict[str, Any], where: str) -> None:
         call_id = str(block["tool_use_id"])

@@ -163,15 +163,17 @@ class RecordBuilder:
 
     # ---- tool calls ----------------------------------------------------------------------
 
-    def call(self, call: dict[str, Any], message_index: int | None) -> dict[str, Any]:
-        """Record a tool call made in the current turn; `call` holds id, name, args, ..."""
-        call["turn"] = self.turn
-        call["message_index"] = message_index
+    def call(
+        self, call_id: str, name: str, args: Any, message_index: int | None, **times: float | None
+    ) -> None:
+        """Record a tool call made in the current turn, its raw `args` read by `parse_args`."""
+        parsed, args_error = parse_args(args)
+        call = {"id": call_id, "name": name, "args": parsed, "args_error": args_error, **times}
+        call |= {"turn": self.turn, "message_index": message_index}
         if message_index is not None:
-            self.messages[message_index].setdefault("tool_call_ids", []).append(call["id"])
-        self._waiting.setdefault(call["id"], []).append(len(self.calls))
+            self.messages[message_index].setdefault("tool_call_ids", []).append(call_id)
+        self._waiting.setdefault(call_id, []).append(len(self.calls))
         self.calls.append(call)
-        return call
 
     def result(
         self,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sounding.record._build import Attach, RecordBuilder, RecordError, dump_result, parse_args
+from sounding.record._build import Attach, RecordBuilder, RecordError, dump_result
 from sounding.record._events import META_FIELDS, validate_event
 from sounding.record._model import RunRecord
 
@@ -126,19 +126,11 @@ class _Reader:
 
     def _tool_call(self, event: dict[str, Any], number: int) -> None:
         b = self.builder
-        call_id = event.get("id")
-        args, args_error = parse_args(event.get("args"))
-        call: dict[str, Any] = {
-            "id": f"call-{len(b.calls) + 1}" if call_id is None else str(call_id),
-            "name": event["name"],
-            "args": args,
-            "args_error": args_error,
-            "started_at": event.get("ts"),
-        }
+        call_id = f"call-{len(b.calls) + 1}" if event.get("id") is None else str(event["id"])
         index = b.last_assistant()
         if index is None:
             index = b.message("assistant", None)
-        b.call(call, index)
+        b.call(call_id, event["name"], event.get("args"), index, started_at=event.get("ts"))
 
     def _tool_result(self, event: dict[str, Any], number: int) -> None:
         b = self.builder

@@ -18,7 +18,6 @@ from sounding.record._build import (
     check_content,
     closest,
     json_kind,
-    parse_args,
 )
 from sounding.record._model import RunRecord, content_text
 
@@ -115,7 +114,7 @@ class _Reader:
         call_id = entry.get("id")
         if not isinstance(call_id, str) or not call_id:
             call_id = f"call-{len(self.builder.calls) + 1}"
-        self._call(call_id, function, index)
+        self.builder.call(call_id, function["name"], function.get("arguments"), index)
 
     def _function_call(self, function: Any, index: int, where: str) -> None:
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
@@ -127,12 +126,7 @@ class _Reader:
             )
         call_id = f"function_call-{index}"
         self.legacy.setdefault(function["name"], []).append(call_id)
-        self._call(call_id, function, index)
-
-    def _call(self, call_id: str, function: dict[str, Any], index: int) -> None:
-        args, args_error = parse_args(function.get("arguments"))
-        call = {"id": call_id, "name": function["name"], "args": args, "args_error": args_error}
-        self.builder.call(call, index)
+        self.builder.call(call_id, function["name"], function.get("arguments"), index)
 
     def _tool(
         self, message: dict[str, Any], content: Any, extra: dict[str, Any], where: str

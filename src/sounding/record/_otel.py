@@ -19,7 +19,6 @@ from sounding.record._build import (
     Attach,
     RecordBuilder,
     dump_result,
-    parse_args,
 )
 from sounding.record._model import RunRecord
 from sounding.record._otel_messages import (
@@ -130,11 +129,9 @@ class _Importer:
             self.left[span.span_id].pop(key, None)
         call_id = self.call_ids[span.span_id]
         index, asked = self.requested.pop(call_id, (None, None))
-        args, args_error = parse_args(span.attrs.get("gen_ai.tool.call.arguments", asked))
-        call: dict[str, Any] = {"id": call_id, "name": self._tool_name(span), "args": args}
-        call |= {"args_error": args_error, "started_at": span.start / 1e9}
-        call["ended_at"] = span.end / 1e9
-        self.builder.call(call, index)
+        args = span.attrs.get("gen_ai.tool.call.arguments", asked)
+        times = {"started_at": span.start / 1e9, "ended_at": span.end / 1e9}
+        self.builder.call(call_id, self._tool_name(span), args, index, **times)
         if "gen_ai.tool.call.result" in span.attrs:
             result = dump_result(span.attrs["gen_ai.tool.call.result"])
             self.builder.result(call_id, result, is_error=span.error)
@@ -232,9 +229,7 @@ class _Importer:
         if call_id not in self.tool_ids and self.anonymous.get(call["name"]):
             self._name_span(self.anonymous[call["name"]].pop(0), call_id)
         if call_id not in self.tool_ids:
-            args, args_error = parse_args(call["args"])
-            made = {"id": call_id, "name": call["name"], "args": args, "args_error": args_error}
-            self.builder.call(made, index)
+            self.builder.call(call_id, call["name"], call["args"], index)
             return
         made_already = [c for c in self.builder.calls if c["id"] == call_id]
         if not made_already:
