@@ -43,10 +43,8 @@ USAGE_KEYS = {
 MESSAGE_KEYS = ("gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.output.messages")
 
 
-def import_otel(data: Any, source: str, *, trace_id: str | None = None) -> RunRecord:
-    """Read one trace of an OTLP/JSON export (or a list of spans) into a record.
-
-    `sounding.record.parse_otel` calls it, importing this module only for an otel record."""
+def parse_otel(data: Any, source: str, *, trace_id: str | None = None) -> RunRecord:
+    """Read one trace of an OTLP/JSON export (or a list of spans) into a record."""
     spans, context = read_export(data, source)
     spans = pick_trace(spans, trace_id, source)
     return _Importer(source, spans, context).run()
