@@ -63,7 +63,7 @@ class Attach(Enum):
     ANSWERED = "answered"
 
 
-_JSON_KINDS = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number"}
+_JSON_KINDS = {type(None): "null", dict: "object", list: "array", str: "string", bool: "boolean"}
 
 CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 """Anthropic content blocks that are tool calls: the importer reads them, detection looks."""
@@ -71,8 +71,6 @@ CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 
 def json_kind(value: Any) -> str:
     """What a decoded JSON value is, in JSON's words: object, array, string, null, ..."""
-    if value is None:
-        return "null"
     return _JSON_KINDS.get(type(value), "number")
 
 
@@ -91,18 +89,14 @@ def dump_result(value: Any) -> str:
 
 def parse_args(raw: Any) -> tuple[dict[str, Any], str | None]:
     """Tool arguments as an object; text that is not a JSON object is kept under `_raw`."""
-    if raw is None:
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, None
-    if isinstance(raw, dict):
-        return raw, None
-    if not isinstance(raw, str):
-        return {"_raw": raw}, f"arguments are a JSON {json_kind(raw)}, not an object"
-    if not raw.strip():
-        return {}, None
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return {"_raw": raw}, f"arguments are not valid JSON: {exc.msg} (column {exc.colno})"
+    value = raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            return {"_raw": raw}, f"arguments are not valid JSON: {exc.msg} (column {exc.colno})"
     if isinstance(value, dict):
         return value, None
     return {"_raw": raw}, f"arguments are a JSON {json_kind(value)}, not an object"
@@ -244,11 +238,9 @@ def validate_record(data: dict[str, Any], source: str) -> RunRecord:
     try:
         return RunRecord.model_validate(data)
     except ValidationError as exc:
-        raise RecordError(
-            source,
-            "not a valid run record: " + describe_validation(exc),
-            "see docs/run-record.md for every field and its type",
-        ) from None
+        problem = "not a valid run record: " + describe_validation(exc)
+        fix = "see docs/run-record.md for every field and its type"
+        raise RecordError(source, problem, fix) from None
 
 
 def describe_validation(exc: ValidationError, limit: int = 5) -> str:

@@ -100,7 +100,14 @@ def validate_event(event: Any, number: int, source: str) -> str:
         )
     if kind != "meta":
         _validate_fields(kind, event, number, source)
-    _validate_ts(event, number, source)
+    ts = event.get("ts")
+    if ts is not None and not NUMBER.test(ts):
+        raise RecordError(
+            source,
+            f"'ts' must be a number (unix seconds), not {json.dumps(ts)[:60]}",
+            "write time.time() or leave 'ts' out",
+            line=number,
+        )
     return kind
 
 
@@ -134,14 +141,3 @@ def _validate_fields(kind: str, event: dict[str, Any], number: int, source: str)
                 f"its fields are: {', '.join(allowed)}",
                 line=number,
             )
-
-
-def _validate_ts(event: dict[str, Any], number: int, source: str) -> None:
-    ts = event.get("ts")
-    if ts is not None and not NUMBER.test(ts):
-        raise RecordError(
-            source,
-            f"'ts' must be a number (unix seconds), not {json.dumps(ts)[:60]}",
-            "write time.time() or leave 'ts' out",
-            line=number,
-        )
