@@ -99,7 +99,7 @@ class _Importer:
     def run(self) -> RunRecord:
         for span, phase in self._timeline():
             if span.operation == "execute_tool" and phase == "start":
-                self.conversation.add(span)
+                self.conversation.items.append(span)
             elif span.operation not in (None, "execute_tool"):
                 self._conversation(span, phase)
         for item in self.conversation.items:

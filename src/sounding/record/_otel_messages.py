@@ -162,13 +162,8 @@ class Conversation:
     """
 
     def __init__(self) -> None:
-        self.items: list[Any] = []  # SpanMessage, or whatever the caller adds (a tool span)
+        self.items: list[Any] = []  # SpanMessage, or whatever the caller appends (a tool span)
         self.seen: Counter[str] = Counter()
-
-    def add(self, item: Any) -> None:
-        if isinstance(item, SpanMessage):
-            self.seen[item.signature] += 1
-        self.items.append(item)
 
     def take_inputs(self, messages: list[SpanMessage]) -> None:
         here: Counter[str] = Counter()
@@ -191,7 +186,7 @@ class Conversation:
         """A model's answer, unless it repeats the last message (an agent span's output)."""
         said = [item for item in self.items if isinstance(item, SpanMessage)]
         if not said or said[-1].signature != message.signature:
-            self.add(message)
+            self._insert([message], len(self.items))
 
     def _insert(self, messages: list[SpanMessage], at: int) -> None:
         for offset, message in enumerate(messages):
