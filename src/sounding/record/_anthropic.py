@@ -33,8 +33,7 @@ def parse_anthropic(data: Any, source: str) -> RunRecord:
     reader = _Reader(source)
     reader.builder.take_extra(extra)
     if system is not None:
-        check_content(system, source, "system")
-        reader.builder.message("system", system)
+        reader.read({"role": "system", "content": system}, "system")
     for index, message in enumerate(messages):
         reader.read(message, f"messages[{index}]")
     return reader.builder.build()

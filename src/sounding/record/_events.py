@@ -41,11 +41,7 @@ EVENT_FIELDS: dict[str, dict[str, tuple[Check, bool]]] = {
     "user": {"text": (STR, True)},
     "assistant": {"text": (STR, True)},
     "tool_call": {"id": (ID, False), "name": (STR, True), "args": (ARGS, False)},
-    "tool_result": {
-        "id": (ID, False),
-        "result": (ANY, False),
-        "is_error": (BOOL, False),
-    },
+    "tool_result": {"id": (ID, False), "result": (ANY, False), "is_error": (BOOL, False)},
     "passage": {"id": (ID, True), "text": (STR, False), "source": (STR, False)},
     "hook": {
         "name": (STR, True),
