@@ -142,7 +142,7 @@ class Trace:
         event = {"type": event_type, "ts": self._clock()}
         event.update((k, v) for k, v in fields.items() if v is not None)
         line = json.dumps(event, ensure_ascii=False, default=str) + "\n"
-        with self._lock:  # the buffered file writes a whole line at once, and flush finishes it
+        with self._lock:  # the buffer is empty before each line and flushed after it
             self._file.write(line.encode("utf-8"))
             self._file.flush()
 
