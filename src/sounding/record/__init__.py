@@ -6,7 +6,6 @@ from sounding.record._detect import (
     detect_format,
     formats,
     load_record,
-    parse_otel,
     parse_record,
 )
 from sounding.record._model import (
@@ -20,6 +19,7 @@ from sounding.record._model import (
     ToolCall,
     Usage,
 )
+from sounding.record._otel import parse_otel
 from sounding.record._trace import TRACE_ENV, Trace
 
 __all__ = [

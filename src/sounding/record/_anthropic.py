@@ -10,7 +10,6 @@ assistant message) are read the same way.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from sounding.record._build import (
@@ -19,8 +18,8 @@ from sounding.record._build import (
     RecordBuilder,
     RecordError,
     check_content,
+    closest,
     dump_result,
-    parse_args,
 )
 from sounding.record._model import RunRecord, content_text
 
@@ -34,8 +33,7 @@ def parse_anthropic(data: Any, source: str) -> RunRecord:
     reader = _Reader(source)
     reader.builder.take_extra(extra)
     if system is not None:
-        check_content(system, source, "system")
-        reader.builder.message("system", system)
+        reader.read({"role": "system", "content": system}, "system")
     for index, message in enumerate(messages):
         reader.read(message, f"messages[{index}]")
     return reader.builder.build()
@@ -78,12 +76,10 @@ class _Reader:
     def read(self, message: Any, where: str) -> None:
         role = message.get("role") if isinstance(message, dict) else None
         if role not in ROLES:
-            close = difflib.get_close_matches(str(role), ROLES, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
             raise RecordError(
                 self.source,
                 f"not a message with a known role (role {role!r})",
-                f"{hint}each message is {{role: user | assistant, content}}",
+                f"{closest(str(role), ROLES)}each message is {{role: user | assistant, content}}",
                 where=where,
             )
         content = message.get("content")
@@ -129,9 +125,7 @@ class _Reader:
                 'a tool_use block is {"type": "tool_use", "id", "name", "input": {...}}',
                 where=where,
             )
-        args, args_error = parse_args(block.get("input"))
-        call = {"id": call_id, "name": name, "args": args, "args_error": args_error}
-        self.builder.call(call, index)
+        self.builder.call(call_id, name, block.get("input"), index)
 
     def _result(self, block: dict[str, Any], where: str) -> None:
         call_id = str(block["tool_use_id"])

@@ -7,7 +7,10 @@ record with one `RunRecord.model_validate` at the end, which keeps imports linea
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -16,6 +19,7 @@ from pydantic import ValidationError
 from sounding.record._model import RunRecord, content_text
 
 
+@dataclass(eq=False, repr=False)
 class RecordError(ValueError):
     """A run record that cannot be read: where (file, line, column or path) and how to fix it.
 
@@ -24,33 +28,21 @@ class RecordError(ValueError):
     `--trace-id`) can tell its own fix with `with_fix`.
     """
 
-    def __init__(
-        self,
-        source: str,
-        problem: str,
-        fix: str = "",
-        *,
-        line: int | None = None,
-        column: int | None = None,
-        where: str | None = None,
-        needs: str | None = None,
-    ) -> None:
-        self.source, self.problem, self.fix = source, problem, fix
-        self.line, self.column, self.where = line, column, where
-        self.needs = needs
+    source: str
+    problem: str
+    fix: str = ""
+    _: KW_ONLY
+    line: int | None = None
+    column: int | None = None
+    where: str | None = None
+    needs: str | None = None
+
+    def __post_init__(self) -> None:
         super().__init__(self._render())
 
     def with_fix(self, fix: str) -> RecordError:
         """The same error with another fix, in the words of the caller."""
-        return RecordError(
-            self.source,
-            self.problem,
-            fix,
-            line=self.line,
-            column=self.column,
-            where=self.where,
-            needs=self.needs,
-        )
+        return replace(self, fix=fix)
 
     def _render(self) -> str:
         place = self.source
@@ -71,7 +63,7 @@ class Attach(Enum):
     ANSWERED = "answered"
 
 
-_JSON_KINDS = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number"}
+_JSON_KINDS = {type(None): "null", dict: "object", list: "array", str: "string", bool: "boolean"}
 
 CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 """Anthropic content blocks that are tool calls: the importer reads them, detection looks."""
@@ -79,9 +71,13 @@ CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 
 def json_kind(value: Any) -> str:
     """What a decoded JSON value is, in JSON's words: object, array, string, null, ..."""
-    if value is None:
-        return "null"
     return _JSON_KINDS.get(type(value), "number")
+
+
+def closest(word: str, known: Sequence[str]) -> str:
+    """`did you mean 'x'? ` for the known name closest to `word`, or nothing."""
+    close = difflib.get_close_matches(word, known, n=1)
+    return f"did you mean '{close[0]}'? " if close else ""
 
 
 def dump_result(value: Any) -> str:
@@ -93,18 +89,14 @@ def dump_result(value: Any) -> str:
 
 def parse_args(raw: Any) -> tuple[dict[str, Any], str | None]:
     """Tool arguments as an object; text that is not a JSON object is kept under `_raw`."""
-    if raw is None:
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, None
-    if isinstance(raw, dict):
-        return raw, None
-    if not isinstance(raw, str):
-        return {"_raw": raw}, f"arguments are a JSON {json_kind(raw)}, not an object"
-    if not raw.strip():
-        return {}, None
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return {"_raw": raw}, f"arguments are not valid JSON: {exc.msg} (column {exc.colno})"
+    value = raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            return {"_raw": raw}, f"arguments are not valid JSON: {exc.msg} (column {exc.colno})"
     if isinstance(value, dict):
         return value, None
     return {"_raw": raw}, f"arguments are a JSON {json_kind(value)}, not an object"
@@ -165,15 +157,17 @@ class RecordBuilder:
 
     # ---- tool calls ----------------------------------------------------------------------
 
-    def call(self, call: dict[str, Any], message_index: int | None) -> dict[str, Any]:
-        """Record a tool call made in the current turn; `call` holds id, name, args, ..."""
-        call["turn"] = self.turn
-        call["message_index"] = message_index
+    def call(
+        self, call_id: str, name: str, args: Any, message_index: int | None, **times: float | None
+    ) -> None:
+        """Record a tool call made in the current turn, its raw `args` read by `parse_args`."""
+        parsed, args_error = parse_args(args)
+        call = {"id": call_id, "name": name, "args": parsed, "args_error": args_error, **times}
+        call |= {"turn": self.turn, "message_index": message_index}
         if message_index is not None:
-            self.messages[message_index].setdefault("tool_call_ids", []).append(call["id"])
-        self._waiting.setdefault(call["id"], []).append(len(self.calls))
+            self.messages[message_index].setdefault("tool_call_ids", []).append(call_id)
+        self._waiting.setdefault(call_id, []).append(len(self.calls))
         self.calls.append(call)
-        return call
 
     def result(
         self,
@@ -244,11 +238,9 @@ def validate_record(data: dict[str, Any], source: str) -> RunRecord:
     try:
         return RunRecord.model_validate(data)
     except ValidationError as exc:
-        raise RecordError(
-            source,
-            "not a valid run record: " + describe_validation(exc),
-            "see docs/run-record.md for every field and its type",
-        ) from None
+        problem = "not a valid run record: " + describe_validation(exc)
+        fix = "see docs/run-record.md for every field and its type"
+        raise RecordError(source, problem, fix) from None
 
 
 def describe_validation(exc: ValidationError, limit: int = 5) -> str:

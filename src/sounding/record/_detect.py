@@ -4,8 +4,7 @@ Formats: `sounding` (a stored `sounding.run/1` record), `jsonl` (the event strea
 write), `openai` (chat-completions messages, tau-bench entries), `anthropic` (Messages API) and
 `otel` (OpenTelemetry GenAI spans, an OTLP/JSON export), each registered below with the
 signs it is known by. With no format given, the text decides (see `RecordFormats.detect`),
-and a failure says what was seen and why it fits no format. Importers load when first used:
-a run reads one format.
+and a failure says what was seen and why it fits no format.
 """
 
 from __future__ import annotations
@@ -14,9 +13,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from sounding.record._anthropic import parse_anthropic
 from sounding.record._build import CALL_BLOCKS, RecordError, validate_record
-from sounding.record._formats import NOT_JSON, Claim, RecordFormat, RecordFormats, Sample, Sign
+from sounding.record._formats import NOT_JSON, Claim, RecordFormats, Sample, Sign
+from sounding.record._jsonl import parse_jsonl
 from sounding.record._model import SCHEMA, RunRecord
+from sounding.record._openai import parse_openai
+from sounding.record._otel import parse_otel
 
 _OPENAI_ROLES = frozenset({"tool", "function", "developer"})
 _OPENAI_KEYS = ("tool_calls", "function_call", "tool_call_id")
@@ -49,7 +52,7 @@ def parse_record(
 ) -> RunRecord:
     """Read a run record from text in `format`, or in the format the text shows."""
     sample = Sample(text, source, trace_id)
-    chosen = formats.get(format, source) if format is not None else _detected(sample)[0]
+    chosen = formats.get(format, source) if format is not None else formats.detect(sample)[0]
     if trace_id is not None and not chosen.picks_trace:
         picking = " or ".join(f"`{f.name}`" for f in formats if f.picks_trace)
         raise RecordError(
@@ -60,26 +63,8 @@ def parse_record(
 
 def detect_format(text: str, source: str = "<record>") -> tuple[str, str]:
     """The format a text is in and the reason; a `RecordError` says why none fits."""
-    found, reason = _detected(Sample(text, source))
+    found, reason = formats.detect(Sample(text, source))
     return found.name, reason
-
-
-def _detected(sample: Sample) -> tuple[RecordFormat, str]:
-    if not sample.text.strip():
-        raise RecordError(
-            sample.source,
-            "empty: no format to detect",
-            "an empty trace is read with the format 'jsonl' (the record of an agent that "
-            "wrote nothing)",
-        )
-    return formats.detect(sample)
-
-
-def parse_otel(data: Any, source: str, *, trace_id: str | None = None) -> RunRecord:
-    """Read one trace of an OTLP/JSON export (or a list of spans) into a record."""
-    from sounding.record._otel import import_otel
-
-    return import_otel(data, source, trace_id=trace_id)
 
 
 # ---- the signs of each format ----------------------------------------------------------
@@ -152,22 +137,16 @@ def _read_stored(sample: Sample) -> RunRecord:
 
 @formats.format("jsonl", title="JSON Lines", sniff=_event_sign, suffixes=(".jsonl", ".ndjson"))
 def _read_events(sample: Sample) -> RunRecord:
-    from sounding.record._jsonl import parse_jsonl
-
     return parse_jsonl(sample.text, sample.source)
 
 
 @formats.format("openai", title="OpenAI", sniff=_openai_sign)
 def _read_openai(sample: Sample) -> RunRecord:
-    from sounding.record._openai import parse_openai
-
     return parse_openai(sample.document(), sample.source)
 
 
 @formats.format("anthropic", title="Anthropic", sniff=_anthropic_sign)
 def _read_anthropic(sample: Sample) -> RunRecord:
-    from sounding.record._anthropic import parse_anthropic
-
     return parse_anthropic(sample.document(), sample.source)
 
 

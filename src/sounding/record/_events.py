@@ -7,110 +7,67 @@ documents the same table for people.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
-from sounding.record._build import RecordError, json_kind
-
-Check = Callable[[Any], bool]
+from sounding.record._build import RecordError, closest, json_kind
 
 
-def _is_str(v: Any) -> bool:
-    return isinstance(v, str)
+class Check(NamedTuple):
+    """A field's type: what it must be, in words, and the test of a value."""
 
-
-def _is_id(v: Any) -> bool:
-    return isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def _is_count(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    kind: str
+    test: Callable[[Any], bool]
 
 
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _is_bool(v: Any) -> bool:
-    return isinstance(v, bool)
-
-
-def _is_object(v: Any) -> bool:
-    return isinstance(v, dict)
-
-
-def _is_args(v: Any) -> bool:
-    return isinstance(v, dict | str)
-
-
-def _is_any(v: Any) -> bool:
-    return True
-
-
-KIND: dict[Check, str] = {
-    _is_str: "a string",
-    _is_id: "a string (or an integer)",
-    _is_number: "a number",
-    _is_count: "a non-negative integer",
-    _is_int: "an integer",
-    _is_bool: "true or false",
-    _is_object: "a JSON object",
-    _is_args: "a JSON object (or a string holding one)",
-    _is_any: "any JSON value",
-}
+STR = Check("a string", lambda v: isinstance(v, str))
+ID = Check("a string (or an integer)", lambda v: isinstance(v, str) or _is_int(v))
+NUMBER = Check("a number", lambda v: isinstance(v, float) or _is_int(v))
+COUNT = Check("a non-negative integer", lambda v: _is_int(v) and v >= 0)
+INT = Check("an integer", _is_int)
+BOOL = Check("true or false", lambda v: isinstance(v, bool))
+OBJECT = Check("a JSON object", lambda v: isinstance(v, dict))
+ARGS = Check("a JSON object (or a string holding one)", lambda v: isinstance(v, dict | str))
+ANY = Check("any JSON value", lambda v: True)
 
 # type -> field -> (check, required). `ts` is allowed on every event.
 EVENT_FIELDS: dict[str, dict[str, tuple[Check, bool]]] = {
-    "task": {"prompt": (_is_str, True)},
-    "user": {"text": (_is_str, True)},
-    "assistant": {"text": (_is_str, True)},
-    "tool_call": {"id": (_is_id, False), "name": (_is_str, True), "args": (_is_args, False)},
-    "tool_result": {
-        "id": (_is_id, False),
-        "result": (_is_any, False),
-        "is_error": (_is_bool, False),
-    },
-    "passage": {"id": (_is_id, True), "text": (_is_str, False), "source": (_is_str, False)},
+    "task": {"prompt": (STR, True)},
+    "user": {"text": (STR, True)},
+    "assistant": {"text": (STR, True)},
+    "tool_call": {"id": (ID, False), "name": (STR, True), "args": (ARGS, False)},
+    "tool_result": {"id": (ID, False), "result": (ANY, False), "is_error": (BOOL, False)},
+    "passage": {"id": (ID, True), "text": (STR, False), "source": (STR, False)},
     "hook": {
-        "name": (_is_str, True),
-        "decision": (_is_str, False),
-        "reason": (_is_str, False),
-        "tool_call_id": (_is_id, False),
+        "name": (STR, True),
+        "decision": (STR, False),
+        "reason": (STR, False),
+        "tool_call_id": (ID, False),
     },
     "approval": {
-        "id": (_is_id, False),
-        "tool": (_is_str, False),
-        "tool_call_id": (_is_id, False),
-        "by": (_is_str, False),
+        "id": (ID, False),
+        "tool": (STR, False),
+        "tool_call_id": (ID, False),
+        "by": (STR, False),
     },
-    "audit": {"kind": (_is_str, True), "details": (_is_object, False)},
+    "audit": {"kind": (STR, True), "details": (OBJECT, False)},
     "usage": {
-        "input_tokens": (_is_count, False),
-        "output_tokens": (_is_count, False),
-        "cost_usd": (_is_number, False),
-        "model": (_is_str, False),
+        "input_tokens": (COUNT, False),
+        "output_tokens": (COUNT, False),
+        "cost_usd": (NUMBER, False),
+        "model": (STR, False),
     },
-    "final": {"text": (_is_str, True)},
-    "error": {"message": (_is_str, True)},
+    "final": {"text": (STR, True)},
+    "error": {"message": (STR, True)},
     "meta": {},
 }
 EVENT_TYPES = tuple(EVENT_FIELDS)
-_REQUIRED = {
-    kind: tuple(k for k, (_c, req) in f.items() if req) for kind, f in EVENT_FIELDS.items()
-}
-_ALLOWED = {kind: [*fields, "type", "ts"] for kind, fields in EVENT_FIELDS.items()}
-META_FIELDS = {"model": _is_str, "seed": _is_int, "duration_ms": _is_number}
-
-
-def _closest(word: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(word, known, n=1)
-    return f"did you mean '{close[0]}'? " if close else ""
+META_FIELDS = {"model": STR, "seed": INT, "duration_ms": NUMBER}
 
 
 def validate_event(event: Any, number: int, source: str) -> str:
@@ -130,28 +87,29 @@ def validate_event(event: Any, number: int, source: str) -> str:
             f"add one of: {', '.join(EVENT_TYPES)}",
             line=number,
         )
-    fields = EVENT_FIELDS.get(kind)
-    if fields is None:
+    if kind not in EVENT_FIELDS:
         raise RecordError(
             source,
             f"unknown event type '{kind}'",
-            f"{_closest(kind, list(EVENT_TYPES))}known types: {', '.join(EVENT_TYPES)}",
+            f"{closest(kind, EVENT_TYPES)}known types: {', '.join(EVENT_TYPES)}",
             line=number,
         )
     if kind != "meta":
-        _validate_fields(kind, fields, event, number, source)
-    _validate_ts(event, number, source)
+        _validate_fields(kind, event, number, source)
+    ts = event.get("ts")
+    if ts is not None and not NUMBER.test(ts):
+        raise RecordError(
+            source,
+            f"'ts' must be a number (unix seconds), not {json.dumps(ts)[:60]}",
+            "write time.time() or leave 'ts' out",
+            line=number,
+        )
     return kind
 
 
-def _validate_fields(
-    kind: str,
-    fields: dict[str, tuple[Check, bool]],
-    event: dict[str, Any],
-    number: int,
-    source: str,
-) -> None:
-    allowed = _ALLOWED[kind]
+def _validate_fields(kind: str, event: dict[str, Any], number: int, source: str) -> None:
+    fields = EVENT_FIELDS[kind]
+    allowed = [*fields, "type", "ts"]
     for key, value in event.items():
         if key in ("type", "ts"):
             continue
@@ -160,33 +118,22 @@ def _validate_fields(
             raise RecordError(
                 source,
                 f"a '{kind}' event has no field '{key}'",
-                f"{_closest(key, allowed)}its fields are: {', '.join(allowed)}",
+                f"{closest(key, allowed)}its fields are: {', '.join(allowed)}",
                 line=number,
             )
         check, required = spec
-        if (value is not None or required) and not check(value):
+        if (value is not None or required) and not check.test(value):
             raise RecordError(
                 source,
-                f"'{kind}' field '{key}' must be {KIND[check]}, not {json.dumps(value)[:60]}",
+                f"'{kind}' field '{key}' must be {check.kind}, not {json.dumps(value)[:60]}",
                 "fix the value the agent writes",
                 line=number,
             )
-    for key in _REQUIRED[kind]:
-        if key not in event:
+    for key, (_check, required) in fields.items():
+        if required and key not in event:
             raise RecordError(
                 source,
                 f"a '{kind}' event needs '{key}'",
                 f"its fields are: {', '.join(allowed)}",
                 line=number,
             )
-
-
-def _validate_ts(event: dict[str, Any], number: int, source: str) -> None:
-    ts = event.get("ts")
-    if ts is not None and not _is_number(ts):
-        raise RecordError(
-            source,
-            f"'ts' must be a number (unix seconds), not {json.dumps(ts)[:60]}",
-            "write time.time() or leave 'ts' out",
-            line=number,
-        )

@@ -6,7 +6,6 @@ surest claim decides; equally sure claims of two formats are mixed signals, refu
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -14,7 +13,7 @@ from enum import IntEnum
 from functools import cached_property
 from typing import Any
 
-from sounding.record._build import RecordError, json_kind
+from sounding.record._build import RecordError, closest, json_kind
 from sounding.record._model import RunRecord
 
 NOT_JSON: Any = object()
@@ -113,15 +112,19 @@ class RecordFormats:
         """The format of `name`; an unknown name is a RecordError naming the closest."""
         if name in self._formats:
             return self._formats[name]
-        close = difflib.get_close_matches(name, self.names(), n=1)
-        hint = f"did you mean '{close[0]}'? " if close else ""
-        raise RecordError(
-            source, f"unknown record format '{name}'", f"{hint}formats: {self.listed()}"
-        )
+        fix = f"{closest(name, self.names())}formats: {self.listed()}"
+        raise RecordError(source, f"unknown record format '{name}'", fix)
 
     def detect(self, sample: Sample) -> tuple[RecordFormat, str]:
         """The format whose claim on the text is surest, and why; a RecordError says why
         none is, naming the formats tried."""
+        if not sample.text.strip():
+            raise RecordError(
+                sample.source,
+                "empty: no format to detect",
+                "an empty trace is read with the format 'jsonl' (the record of an agent that "
+                "wrote nothing)",
+            )
         claims = [(found, claim) for found in self if (claim := found.sniff(sample))]
         if not claims:
             raise self._unclaimed(sample)

@@ -8,11 +8,10 @@ record by one handler per type. See docs/run-record.md.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
-from sounding.record._build import Attach, RecordBuilder, RecordError, dump_result, parse_args
-from sounding.record._events import KIND, META_FIELDS, validate_event
+from sounding.record._build import Attach, RecordBuilder, RecordError, dump_result
+from sounding.record._events import META_FIELDS, validate_event
 from sounding.record._model import RunRecord
 
 
@@ -25,46 +24,30 @@ def parse_jsonl(text: str, source: str) -> RunRecord:
 
 
 def _events(text: str, source: str, reader: _Reader) -> list[tuple[int, Any]]:
-    """(line number, decoded value) of every non-blank line.
+    """(line number, decoded value) of every non-blank line, all decoded before any is read.
 
-    All lines are decoded at once as one JSON array when they allow it; only a stream with
-    a bad line is read line by line, to say which line it is.
+    An unfinished last line (a killed agent, cut mid-write) is dropped and its number kept
+    in the record's metadata; any other line that is not JSON is an error naming it.
     """
     lines = text.splitlines()
-    numbered = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
-    try:
-        values = json.loads("[" + ",".join(line for _n, line in numbered) + "]")
-    except json.JSONDecodeError:
-        values = None
-    if values is not None and len(values) == len(numbered):
-        return [(n, value) for (n, _line), value in zip(numbered, values, strict=True)]
     unfinished = not text.endswith(("\n", "\r"))
     events = []
-    for number, line in numbered:
-        event = _decode(line, number, source, tolerate=unfinished and number == len(lines))
-        if event is _CUT:
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            events.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            if not (unfinished and number == len(lines)):
+                raise RecordError(
+                    source,
+                    f"not JSON: {exc.msg} (column {exc.colno})",
+                    "each line must be one JSON object, such as "
+                    '{"type": "tool_call", "name": "search", "args": {"q": "x"}}',
+                    line=number,
+                ) from None
             reader.builder.metadata["truncated_line"] = number
-        else:
-            events.append((number, event))
     return events
-
-
-_CUT = object()  # the last line of a killed agent, cut mid-write
-
-
-def _decode(line: str, number: int, source: str, *, tolerate: bool) -> Any:
-    try:
-        return json.loads(line)
-    except json.JSONDecodeError as exc:
-        if tolerate:  # dropped, and its number kept in the record's metadata
-            return _CUT
-        raise RecordError(
-            source,
-            f"not JSON: {exc.msg} (column {exc.colno})",
-            "each line must be one JSON object, such as "
-            '{"type": "tool_call", "name": "search", "args": {"q": "x"}}',
-            line=number,
-        ) from None
 
 
 class _Reader:
@@ -75,36 +58,17 @@ class _Reader:
         self.builder = RecordBuilder(source, "jsonl")
         self.usage: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0}
         self.lists: dict[str, list[dict[str, Any]]] = {
-            "passages": [],
-            "hooks": [],
-            "approvals": [],
-            "audit": [],
+            key: [] for key in ("passages", "hooks", "approvals", "audit")
         }
         self.errors: list[str] = []
         self.stamps: list[float] = []
-        self.line_of_call: dict[int, int] = {}
-        self.handlers: dict[str, Callable[[dict[str, Any], int], None]] = {
-            "task": self._task,
-            "user": self._user,
-            "assistant": self._assistant,
-            "tool_call": self._tool_call,
-            "tool_result": self._tool_result,
-            "passage": self._passage,
-            "hook": self._hook,
-            "approval": self._approval,
-            "audit": self._audit,
-            "usage": self._usage,
-            "final": self._final,
-            "error": self._error,
-            "meta": self._meta,
-        }
 
     def read(self, event: Any, number: int) -> None:
         kind = validate_event(event, number, self.source)
         ts = event.get("ts")
         if ts is not None:
             self.stamps.append(ts)
-        self.handlers[kind](event, number)
+        getattr(self, f"_{kind}")(event, number)  # a handler for each of EVENT_TYPES
 
     def finish(self) -> RunRecord:
         b = self.builder
@@ -148,12 +112,12 @@ class _Reader:
             check = META_FIELDS.get(key)
             if check is None:
                 self.builder.metadata[key] = value
-            elif check(value):
+            elif check.test(value):
                 self.builder.fields[key] = value
             else:
                 raise RecordError(
                     self.source,
-                    f"meta '{key}' must be {KIND[check]}, not {json.dumps(value)[:60]}",
+                    f"meta '{key}' must be {check.kind}, not {json.dumps(value)[:60]}",
                     "fix the value, or put it under another key to keep it as metadata",
                     line=number,
                 )
@@ -162,20 +126,11 @@ class _Reader:
 
     def _tool_call(self, event: dict[str, Any], number: int) -> None:
         b = self.builder
-        call_id = event.get("id")
-        args, args_error = parse_args(event.get("args"))
-        call: dict[str, Any] = {
-            "id": f"call-{len(b.calls) + 1}" if call_id is None else str(call_id),
-            "name": event["name"],
-            "args": args,
-            "args_error": args_error,
-            "started_at": event.get("ts"),
-        }
+        call_id = f"call-{len(b.calls) + 1}" if event.get("id") is None else str(event["id"])
         index = b.last_assistant()
         if index is None:
             index = b.message("assistant", None)
-        b.call(call, index)
-        self.line_of_call[len(b.calls) - 1] = number
+        b.call(call_id, event["name"], event.get("args"), index, started_at=event.get("ts"))
 
     def _tool_result(self, event: dict[str, Any], number: int) -> None:
         b = self.builder

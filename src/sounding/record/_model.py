@@ -14,7 +14,7 @@ _ID_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:#@/-]*")
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False)
+    model_config = ConfigDict(extra="forbid")
 
 
 def content_text(content: str | list[dict[str, Any]] | None) -> str:
@@ -108,7 +108,7 @@ class AuditEvent(_Model):
 class RunRecord(_Model):
     """The normalized record of one trial. Checks read it; they never change it."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True)
 
     schema_: Literal["sounding.run/1"] = Field(default=SCHEMA, alias="schema")
     task: str | None = None
@@ -148,27 +148,18 @@ class RunRecord(_Model):
     @cached_property
     def ids_seen(self) -> set[str]:
         """Every id-like token the run saw from outside the agent: user turns, tool results."""
-        seen: set[str] = set()
-        for text in self._outside_texts(len(self.tool_calls)):
-            seen.update(_ID_TOKEN.findall(text))
-        return seen
+        return self.ids_seen_before(len(self.tool_calls))
 
     def ids_seen_before(self, call_index: int) -> set[str]:
-        """Id-like tokens seen from outside the agent before the call at `call_index`.
+        """Id-like tokens seen from outside the agent before the call at `call_index`."""
+        return set(_ID_TOKEN.findall(self.text_seen_before(call_index)))
+
+    def text_seen_before(self, call_index: int) -> str:
+        """All text the run saw from outside the agent before the call at `call_index`.
 
         That is the task, the user turns up to the call's own turn, and the results of the
         calls before it. A call whose turn is unknown (0) sees every user turn.
         """
-        seen: set[str] = set()
-        for text in self._outside_texts(call_index):
-            seen.update(_ID_TOKEN.findall(text))
-        return seen
-
-    def text_seen_before(self, call_index: int) -> str:
-        """All text the run saw from outside the agent before the call at `call_index`."""
-        return "\n".join(self._outside_texts(call_index))
-
-    def _outside_texts(self, call_index: int) -> list[str]:
         turn = self.tool_calls[call_index].turn if 0 <= call_index < len(self.tool_calls) else 0
         users = self.user_turns[:turn] if turn > 0 else self.user_turns
         texts = [self.task or "", *users]
@@ -176,7 +167,7 @@ class RunRecord(_Model):
             m.text for m in self.messages if m.role == "user" and (turn <= 0 or m.turn <= turn)
         )
         texts.extend(call.result or "" for call in self.tool_calls[:call_index])
-        return texts
+        return "\n".join(texts)
 
     @property
     def approval_ids(self) -> set[str]:
@@ -190,4 +181,4 @@ class RunRecord(_Model):
         )
 
     def to_json(self) -> str:
-        return self.model_dump_json(by_alias=True, exclude_defaults=False)
+        return self.model_dump_json(by_alias=True)

@@ -9,7 +9,6 @@ keys go to `metadata`). A shape that cannot be read is a `RecordError` naming th
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from sounding.record._build import (
@@ -17,8 +16,8 @@ from sounding.record._build import (
     RecordBuilder,
     RecordError,
     check_content,
+    closest,
     json_kind,
-    parse_args,
 )
 from sounding.record._model import RunRecord, content_text
 
@@ -79,12 +78,10 @@ class _Reader:
         elif role == "function":
             self._function(message, content, where)
         else:
-            close = difflib.get_close_matches(str(role), ROLES, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
             raise RecordError(
                 self.source,
                 f"unknown role {role!r}",
-                f"{hint}roles are: {', '.join(ROLES)}",
+                f"{closest(str(role), ROLES)}roles are: {', '.join(ROLES)}",
                 where=where,
             )
 
@@ -117,7 +114,7 @@ class _Reader:
         call_id = entry.get("id")
         if not isinstance(call_id, str) or not call_id:
             call_id = f"call-{len(self.builder.calls) + 1}"
-        self._call(call_id, function, index)
+        self.builder.call(call_id, function["name"], function.get("arguments"), index)
 
     def _function_call(self, function: Any, index: int, where: str) -> None:
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
@@ -129,12 +126,7 @@ class _Reader:
             )
         call_id = f"function_call-{index}"
         self.legacy.setdefault(function["name"], []).append(call_id)
-        self._call(call_id, function, index)
-
-    def _call(self, call_id: str, function: dict[str, Any], index: int) -> None:
-        args, args_error = parse_args(function.get("arguments"))
-        call = {"id": call_id, "name": function["name"], "args": args, "args_error": args_error}
-        self.builder.call(call, index)
+        self.builder.call(call_id, function["name"], function.get("arguments"), index)
 
     def _tool(
         self, message: dict[str, Any], content: Any, extra: dict[str, Any], where: str

@@ -19,7 +19,6 @@ from sounding.record._build import (
     Attach,
     RecordBuilder,
     dump_result,
-    parse_args,
 )
 from sounding.record._model import RunRecord
 from sounding.record._otel_messages import (
@@ -44,10 +43,8 @@ USAGE_KEYS = {
 MESSAGE_KEYS = ("gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.output.messages")
 
 
-def import_otel(data: Any, source: str, *, trace_id: str | None = None) -> RunRecord:
-    """Read one trace of an OTLP/JSON export (or a list of spans) into a record.
-
-    `sounding.record.parse_otel` calls it, importing this module only for an otel record."""
+def parse_otel(data: Any, source: str, *, trace_id: str | None = None) -> RunRecord:
+    """Read one trace of an OTLP/JSON export (or a list of spans) into a record."""
     spans, context = read_export(data, source)
     spans = pick_trace(spans, trace_id, source)
     return _Importer(source, spans, context).run()
@@ -102,7 +99,7 @@ class _Importer:
     def run(self) -> RunRecord:
         for span, phase in self._timeline():
             if span.operation == "execute_tool" and phase == "start":
-                self.conversation.add(span)
+                self.conversation.items.append(span)
             elif span.operation not in (None, "execute_tool"):
                 self._conversation(span, phase)
         for item in self.conversation.items:
@@ -130,11 +127,9 @@ class _Importer:
             self.left[span.span_id].pop(key, None)
         call_id = self.call_ids[span.span_id]
         index, asked = self.requested.pop(call_id, (None, None))
-        args, args_error = parse_args(span.attrs.get("gen_ai.tool.call.arguments", asked))
-        call: dict[str, Any] = {"id": call_id, "name": self._tool_name(span), "args": args}
-        call |= {"args_error": args_error, "started_at": span.start / 1e9}
-        call["ended_at"] = span.end / 1e9
-        self.builder.call(call, index)
+        args = span.attrs.get("gen_ai.tool.call.arguments", asked)
+        times = {"started_at": span.start / 1e9, "ended_at": span.end / 1e9}
+        self.builder.call(call_id, self._tool_name(span), args, index, **times)
         if "gen_ai.tool.call.result" in span.attrs:
             result = dump_result(span.attrs["gen_ai.tool.call.result"])
             self.builder.result(call_id, result, is_error=span.error)
@@ -232,9 +227,7 @@ class _Importer:
         if call_id not in self.tool_ids and self.anonymous.get(call["name"]):
             self._name_span(self.anonymous[call["name"]].pop(0), call_id)
         if call_id not in self.tool_ids:
-            args, args_error = parse_args(call["args"])
-            made = {"id": call_id, "name": call["name"], "args": args, "args_error": args_error}
-            self.builder.call(made, index)
+            self.builder.call(call_id, call["name"], call["args"], index)
             return
         made_already = [c for c in self.builder.calls if c["id"] == call_id]
         if not made_already:

@@ -162,42 +162,31 @@ class Conversation:
     """
 
     def __init__(self) -> None:
-        self.items: list[Any] = []  # SpanMessage, or whatever the caller adds (a tool span)
+        self.items: list[Any] = []  # SpanMessage, or whatever the caller appends (a tool span)
         self.seen: Counter[str] = Counter()
-
-    def add(self, item: Any) -> None:
-        if isinstance(item, SpanMessage):
-            self.seen[item.signature] += 1
-        self.items.append(item)
 
     def take_inputs(self, messages: list[SpanMessage]) -> None:
         here: Counter[str] = Counter()
         waiting: list[SpanMessage] = []  # new system messages, until their place is known
         for message in messages:
-            here[message.signature] += 1
-            if here[message.signature] <= self.seen[message.signature]:  # known already
+            signature = message.signature
+            here[signature] += 1
+            if here[signature] <= self.seen[signature]:  # known already
                 if waiting:
-                    self._insert(
-                        waiting, self._position(message.signature, here[message.signature])
-                    )
+                    self._insert(waiting, self._position(signature, here[signature]))
                     waiting = []
             elif message.role == "system":
                 waiting.append(message)
             else:
-                self._flush(waiting)
+                self._insert([*waiting, message], len(self.items))
                 waiting = []
-                self.add(message)
-        self._flush(waiting)
+        self._insert(waiting, len(self.items))
 
     def take_output(self, message: SpanMessage) -> None:
         """A model's answer, unless it repeats the last message (an agent span's output)."""
         said = [item for item in self.items if isinstance(item, SpanMessage)]
         if not said or said[-1].signature != message.signature:
-            self.add(message)
-
-    def _flush(self, waiting: list[SpanMessage]) -> None:
-        for message in waiting:
-            self.add(message)
+            self._insert([message], len(self.items))
 
     def _insert(self, messages: list[SpanMessage], at: int) -> None:
         for offset, message in enumerate(messages):

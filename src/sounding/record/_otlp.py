@@ -106,6 +106,8 @@ def _read_span(raw: Any, where: str, origin: int, source: str, export: Export) -
     if not (isinstance(trace_id, str) and trace_id and isinstance(span_id, str) and span_id):
         raise RecordError(source, "a span without a 'traceId' and a 'spanId'", SHAPES, where=where)
     status = span.get("status") or {}
+    events = span.get("events") or []
+    events = events if isinstance(events, list) else [events]  # one event object, not a list
     _note_dropped(span, where, export)
     return Span(
         trace_id=trace_id,
@@ -115,18 +117,13 @@ def _read_span(raw: Any, where: str, origin: int, source: str, export: Export) -
         start=_nanos(span, "startTimeUnixNano", where, source),
         end=_nanos(span, "endTimeUnixNano", where, source),
         attrs=_attributes(span.get("attributes"), source, f"{where}.attributes"),
-        events=[_read_event(e, f"{where}.events[{n}]", source) for n, e in _enum(span, "events")],
+        events=[_read_event(e, f"{where}.events[{n}]", source) for n, e in enumerate(events)],
         error=status.get("code") in (2, "2", "STATUS_CODE_ERROR", "ERROR"),
         status=str(status.get("message") or ""),
         where=where,
         origin=origin,
         extra={"links": span["links"]} if span.get("links") else {},
     )
-
-
-def _enum(span: dict[str, Any], key: str) -> enumerate[Any]:
-    value = span.get(key) or []
-    return enumerate(value if isinstance(value, list) else [value])
 
 
 def _read_event(raw: Any, where: str, source: str) -> dict[str, Any]:

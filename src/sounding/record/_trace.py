@@ -40,7 +40,7 @@ class Trace:
         self._file: BinaryIO | None = None
         self._closed = False
         if self.path is not None:
-            self._file = self.path.open("ab", buffering=0)
+            self._file = self.path.open("ab")
 
     @property
     def enabled(self) -> bool:
@@ -142,14 +142,9 @@ class Trace:
         event = {"type": event_type, "ts": self._clock()}
         event.update((k, v) for k, v in fields.items() if v is not None)
         line = json.dumps(event, ensure_ascii=False, default=str) + "\n"
-        data = line.encode("utf-8")
-        with self._lock:
-            view = memoryview(data)
-            while view:
-                written = self._file.write(view)
-                if not written:
-                    raise OSError(f"could not append to the trace {self.path}")
-                view = view[written:]
+        with self._lock:  # the buffer is empty before each line and flushed after it
+            self._file.write(line.encode("utf-8"))
+            self._file.flush()
 
     def close(self) -> None:
         self._closed = True
