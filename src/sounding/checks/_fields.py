@@ -16,7 +16,7 @@ from typing import Annotated, Any, NamedTuple
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 
-def _as_list(value: Any) -> Any:
+def as_list(value: Any) -> Any:
     """One string stands for a list of one: `contains: x` is `contains: [x]`."""
     return [value] if isinstance(value, str) else value
 
@@ -35,10 +35,10 @@ def _compiles(value: str) -> str:
 Name = Annotated[str, Field(min_length=1)]
 """A non-empty string: a tool, an argument, a text to look for."""
 
-Names = Annotated[list[Name], BeforeValidator(_as_list), Field(min_length=1)]
+Names = Annotated[list[Name], BeforeValidator(as_list), Field(min_length=1)]
 """One name or a non-empty list of them."""
 
-Texts = Annotated[list[Name], BeforeValidator(_as_list)]
+Texts = Annotated[list[Name], BeforeValidator(as_list)]
 """One text or a list of them, possibly empty (an optional condition)."""
 
 Regex = Annotated[str, AfterValidator(_compiles)]

@@ -10,14 +10,13 @@ commits implicitly), so there a statement that is not a query is refused before 
 from __future__ import annotations
 
 import time
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from sounding.checks._base import CheckContext, CheckResult, Params
+from sounding.checks._base import CheckContext, CheckResult, Params, cut, service_of, shown
 from sounding.checks._fields import ServiceName
 from sounding.checks._registry import Reads, registry
-from sounding.services import ServiceEvidence
 
 if TYPE_CHECKING:  # SQLAlchemy, sqlite3 and the sql service load when a sql check runs
     import sqlite3
@@ -47,39 +46,24 @@ class QueryError(Exception):
 @registry.check("sql", SqlParams, family=FAMILY, reads=Reads.SERVICES)
 def sql(params: SqlParams, context: CheckContext) -> CheckResult:
     """A read-only query on a sql service returns the expected first value."""
-    service = context.evidence.services.get(params.service)
-    problem = _unusable(params.service, service, context)
-    if problem is not None:
-        return problem
-    assert service is not None and service.url is not None
+    service = service_of(context.evidence, params.service, "sql")
+    if isinstance(service, CheckResult):
+        return service
+    if service.url is None:
+        gone = service.details.get("gone") or "the database is gone"
+        return CheckResult.unjudged(f"sql service '{params.service}' cannot be queried: {gone}")
     try:
         value = first_value(service.url, params.query, context.timeout)
     except QueryError as exc:
         return CheckResult.error(f"sql on '{params.service}': {exc}")
-    shown, wanted = _show(value), _show(params.equals)
+    got = f"'{params.service}' returned {_show(value)}"
     if matches(value, params.equals):
-        return CheckResult.passed(f"'{params.service}' returned {shown}", value=_plain(value))
+        return CheckResult.passed(got, value=_plain(value))
     return CheckResult.failed(
-        f"'{params.service}' returned {shown}, expected {wanted}",
+        f"{got}, expected {_show(params.equals)}",
         value=_plain(value),
         expected=params.equals,
     )
-
-
-def _unusable(
-    name: str, service: ServiceEvidence | None, context: CheckContext
-) -> CheckResult | None:
-    known = sorted(n for n, s in context.evidence.services.items() if s.type == "sql")
-    if service is None or service.type != "sql":
-        listed = ", ".join(known) or "none"
-        return CheckResult.error(
-            f"no sql service '{name}' in this trial (sql services: {listed}); "
-            "declare it under services: or fix the name"
-        )
-    if service.url is None:
-        gone = service.details.get("gone") or "the database is gone"
-        return CheckResult.unjudged(f"sql service '{name}' cannot be queried: {gone}")
-    return None
 
 
 def first_value(url: str, query: str, timeout: float) -> Any:
@@ -193,15 +177,10 @@ def matches(value: Any, expected: Expected) -> bool:
 
 
 def _number(value: Any) -> Decimal | None:
-    if isinstance(value, bool):
-        return Decimal(int(value))
-    if isinstance(value, int | Decimal):
+    if isinstance(value, int | Decimal):  # a bool too: true is 1
         return Decimal(value)
     if isinstance(value, float):
-        try:
-            return Decimal(repr(value))
-        except InvalidOperation:
-            return None
+        return Decimal(repr(value))
     return None
 
 
@@ -218,6 +197,5 @@ def _plain(value: Any) -> Any:
     return _text(value)
 
 
-def _show(value: Any, limit: int = 60) -> str:
-    text = repr(_plain(value)) if not isinstance(value, Decimal) else str(value)
-    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+def _show(value: Any) -> str:
+    return cut(str(value), 60) if isinstance(value, Decimal) else shown(_plain(value))

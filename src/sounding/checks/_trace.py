@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
-from sounding.checks._base import CheckContext, CheckResult, NoParams, Params
+from sounding.checks._base import CheckContext, CheckResult, NoParams, Params, cut, numbered, shown
 from sounding.checks._fields import Name, Names, Regex
 from sounding.checks._registry import registry
 from sounding.record import RunRecord, ToolCall
@@ -25,8 +25,7 @@ def _times(n: int) -> str:
 
 
 def _positions(record: RunRecord, name: str) -> list[int]:
-    """1-based positions of the calls of `name`."""
-    return [i for i, call in enumerate(record.tool_calls, start=1) if call.name == name]
+    return [position for position, _ in numbered(record, name)]
 
 
 def _at(positions: Sequence[int]) -> str:
@@ -53,7 +52,7 @@ def _mismatch(expected: Any, actual: Any, path: str) -> str | None:
     """
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
-            return f"{path} is {_show(actual)}, expected an object"
+            return f"{path} is {shown(actual)}, expected an object"
         for key, want in expected.items():
             if key not in actual:
                 return f"{path}.{key} is missing"
@@ -63,26 +62,20 @@ def _mismatch(expected: Any, actual: Any, path: str) -> str | None:
         return None
     if isinstance(expected, list):
         if not isinstance(actual, list) or len(actual) != len(expected):
-            return f"{path} is {_show(actual)}, expected {_show(expected)}"
+            return f"{path} is {shown(actual)}, expected {shown(expected)}"
         for i, (want, got) in enumerate(zip(expected, actual, strict=True)):
             found = _mismatch(want, got, f"{path}[{i}]")
             if found:
                 return found
         return None
     same = isinstance(expected, bool) == isinstance(actual, bool) and expected == actual
-    return None if same else f"{path} is {_show(actual)}, expected {_show(expected)}"
-
-
-def _show(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+    return None if same else f"{path} is {shown(actual)}, expected {shown(expected)}"
 
 
 @registry.check("tool_called", ToolCalledParams, family=FAMILY, shorthand="name")
 def tool_called(params: ToolCalledParams, context: CheckContext) -> CheckResult:
     """The tool was called at least once, with arguments including `args` when given."""
-    record = context.evidence.record
-    calls = [(i, c) for i, c in enumerate(record.tool_calls, start=1) if c.name == params.name]
+    calls = numbered(context.evidence.record, params.name)
     if not calls:
         return CheckResult.failed(f"tool '{params.name}' was never called")
     expected = params.args
@@ -100,8 +93,7 @@ def tool_called(params: ToolCalledParams, context: CheckContext) -> CheckResult:
 
 def _distance(expected: dict[str, Any], call: ToolCall) -> int:
     """How many expected top-level args the call got wrong (for naming the closest call)."""
-    wrong = [key for key, want in expected.items() if _mismatch(want, call.args.get(key), "")]
-    return len(wrong)
+    return sum(bool(_mismatch(want, call.args.get(key), "")) for key, want in expected.items())
 
 
 class ToolNameParams(Params):
@@ -181,13 +173,11 @@ class ResultContainsParams(Params):
 @registry.check("result_contains", ResultContainsParams, family=FAMILY)
 def result_contains(params: ResultContainsParams, context: CheckContext) -> CheckResult:
     """Some result of the tool contains the substring."""
-    record = context.evidence.record
-    calls = record.calls(params.name)
+    calls = numbered(context.evidence.record, params.name)
     if not calls:
         return CheckResult.failed(f"tool '{params.name}' was never called")
-    for call in calls:
+    for where, call in calls:
         if params.substring in (call.result or ""):
-            where = record.tool_calls.index(call) + 1
             return CheckResult.passed(
                 f"the result of tool '{params.name}' (#{where}) contains '{params.substring}'"
             )
@@ -309,5 +299,4 @@ def no_error(params: NoParams, context: CheckContext) -> CheckResult:
     if error is None:
         return CheckResult.passed("the run finished without an error")
     first = (error.strip().splitlines() or [""])[0]
-    shown = first if len(first) <= 120 else f"{first[:117]}..."
-    return CheckResult.failed(f"the run ended with an error: {shown}", error=error)
+    return CheckResult.failed(f"the run ended with an error: {cut(first, 120)}", error=error)
