@@ -9,7 +9,6 @@ when it reaches `pass_threshold`. No judge, empty material, or no readable verdi
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from pathlib import Path
@@ -21,7 +20,7 @@ from sounding.checks._base import CheckContext, CheckResult, Evidence, Params, S
 from sounding.checks._fields import JudgeModel
 from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside
 from sounding.checks._registry import Reads, registry
-from sounding.judge import JudgeError, Rubric, VerdictTool, judge_request, verdict_tool
+from sounding.judge import JudgeError, Rubric, judge_request, verdict_tool
 
 if TYPE_CHECKING:
     from sounding.judge import Verdict  # the judge's client loads when a judge is configured
@@ -38,18 +37,16 @@ _SERVICE_BODY = re.compile(r"^(?P<service>[A-Za-z0-9_-]+)\.last_request\.body$")
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
 
 
-@functools.cache
-def score_tool() -> VerdictTool:
-    """The tool the judge answers through: `{score, passed, reason}`. Built at first use."""
-    return verdict_tool(
-        {"score": "number", "passed": "bool", "reason": "string"},
-        bounds={"score": (0.0, 1.0)},
-        hints={
-            "score": "0 when the material meets none of the criteria, 1 when it meets them all",
-            "passed": "whether the material meets the criteria",
-            "reason": "one or two sentences: what decided the score",
-        },
-    )
+SCORE_TOOL = verdict_tool(
+    {"score": "number", "passed": "bool", "reason": "string"},
+    bounds={"score": (0.0, 1.0)},
+    hints={
+        "score": "0 when the material meets none of the criteria, 1 when it meets them all",
+        "passed": "whether the material meets the criteria",
+        "reason": "one or two sentences: what decided the score",
+    },
+)
+"""The tool the judge answers through: `{score, passed, reason}`."""
 
 
 class JudgeParams(Params):
@@ -102,7 +99,7 @@ def llm_as_judge(params: JudgeParams, context: CheckContext) -> CheckResult:
     request = judge_request(
         criteria=params.criteria,
         material=material,
-        tool=score_tool(),
+        tool=SCORE_TOOL,
         rubric=params.rubric,
         model=params.model,
         temperature=params.temperature,
@@ -171,12 +168,8 @@ def _last_body(evidence: Evidence, name: str) -> str | CheckResult:
 
 
 def _as_text(body: Any) -> str:
-    if body is None:
-        return ""
-    if isinstance(body, bytes):
-        return body.decode("utf-8", errors="replace")
-    if isinstance(body, str):
-        return body
+    if body is None or isinstance(body, str):
+        return body or ""
     return json.dumps(body, indent=2, ensure_ascii=False, default=str)
 
 

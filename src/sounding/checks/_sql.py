@@ -22,13 +22,14 @@ if TYPE_CHECKING:  # SQLAlchemy, sqlite3 and the sql service load when a sql che
     import sqlite3
 
     from sqlalchemy.engine import Connection, Engine
-    from sqlalchemy.exc import DBAPIError
 
     from sounding.services._sql_text import Statement
 
 FAMILY = "sql"
 
 Expected = bool | int | float | str | None
+TIMED_OUT = ("statement timeout", "max_statement_time", "interrupted")
+"""Words of a database error that say the query ran past its time limit."""
 
 
 class SqlParams(Params):
@@ -81,9 +82,10 @@ def first_value(url: str, query: str, timeout: float) -> Any:
         with engine.connect() as connection:
             return _run(connection, statement, kind, timeout)
     except DBAPIError as exc:
-        if time.monotonic() >= deadline or _timed_out(exc):
+        said = database_message(exc)
+        if time.monotonic() >= deadline or any(word in said.lower() for word in TIMED_OUT):
             raise QueryError(f"the query ran longer than the check's {timeout:g}s") from None
-        raise QueryError(f"{kind} says: {database_message(exc)}") from None
+        raise QueryError(f"{kind} says: {said}") from None
     finally:
         engine.dispose()
 
@@ -155,13 +157,6 @@ def _begin_read_only(connection: Connection, kind: str, timeout: float) -> None:
         else:
             run(f"SET SESSION max_execution_time = {int(timeout * 1000)}")
         run("START TRANSACTION READ ONLY")
-
-
-def _timed_out(exc: DBAPIError) -> bool:
-    from sounding.services._sql_server import database_message
-
-    text = database_message(exc).lower()
-    return any(word in text for word in ("statement timeout", "max_statement_time", "interrupted"))
 
 
 def matches(value: Any, expected: Expected) -> bool:

@@ -53,30 +53,26 @@ def first_tool(params: FirstToolParams, context: CheckContext) -> CheckResult:
 
 
 class OncePerArgParams(Params):
-    """At most one call of `name` for each distinct value of its argument `arg`."""
-
     name: Name
     arg: Name
 
 
-_MISSING = "\0missing"
-
-
-def _key(call: ToolCall, arg: str) -> str:
+def _key(call: ToolCall, arg: str) -> str | None:
+    """The argument's value as JSON, so equal values group together; None when it is missing."""
     if arg not in call.args:
-        return _MISSING
+        return None
     return json.dumps(call.args[arg], sort_keys=True, default=str)
 
 
 @registry.check("once_per_arg", OncePerArgParams, family=FAMILY)
 def once_per_arg(params: OncePerArgParams, context: CheckContext) -> CheckResult:
     """At most one call of the tool per distinct value of the argument."""
-    groups: dict[str, list[int]] = {}
+    groups: dict[str | None, list[int]] = {}
     for position, call in numbered(context.evidence.record, params.name):
         groups.setdefault(_key(call, params.arg), []).append(position)
     for key, positions in groups.items():
         if len(positions) > 1:
-            said = f"without '{params.arg}'" if key == _MISSING else f"with {params.arg}={key}"
+            said = f"without '{params.arg}'" if key is None else f"with {params.arg}={key}"
             shown = ", ".join(f"#{p}" for p in positions)
             return CheckResult.failed(
                 f"tool '{params.name}' was called {len(positions)} times {said} "
@@ -89,8 +85,6 @@ def once_per_arg(params: OncePerArgParams, context: CheckContext) -> CheckResult
 
 
 class ArgCeilingParams(Params):
-    """A numeric argument of `name` stays at or under `max`, unless the call was approved."""
-
     name: Name
     arg: Name
     max: float

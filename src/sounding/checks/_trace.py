@@ -30,8 +30,8 @@ def _positions(record: RunRecord, name: str) -> list[int]:
 
 def _at(positions: Sequence[int]) -> str:
     """`call #2` or `calls #1, #4`: where calls stood, for a reason."""
-    shown = ", ".join(f"#{p}" for p in positions[:5]) + (", ..." if len(positions) > 5 else "")
-    return f"{'call' if len(positions) == 1 else 'calls'} {shown}"
+    numbers = ", ".join(f"#{p}" for p in positions[:5]) + (", ..." if len(positions) > 5 else "")
+    return f"{'call' if len(positions) == 1 else 'calls'} {numbers}"
 
 
 # ---- tool calls ------------------------------------------------------------------------
@@ -112,8 +112,6 @@ def tool_not_called(params: ToolNameParams, context: CheckContext) -> CheckResul
 
 
 class ToolOrderParams(Params):
-    """Some call of `first` came before some call of `then`."""
-
     first: Name
     then: Name
 
