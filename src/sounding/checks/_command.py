@@ -13,6 +13,7 @@ from pydantic import Field, field_validator
 
 from sounding._process import Finished, run_bounded
 from sounding.checks._base import CheckContext, CheckResult, Params
+from sounding.checks._paths import NO_WORKSPACE
 from sounding.checks._registry import Reads, registry
 
 TAIL_BYTES = 4096
@@ -69,7 +70,7 @@ def command_exit(params: CommandParams, context: CheckContext) -> CheckResult:
     """`sh -c command` in the final workspace ends with the expected exit code."""
     workspace = context.evidence.workspace
     if workspace is None:
-        return CheckResult.unjudged("the workspace was not kept for this trial")
+        return CheckResult.unjudged(NO_WORKSPACE)
     limit = params.timeout or context.timeout
     env = {**os.environ, **(context.evidence.extra.get("env") or {})}
     try:

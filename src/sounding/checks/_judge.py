@@ -18,7 +18,7 @@ from pydantic import Field, field_validator
 
 from sounding.checks._base import CheckContext, CheckResult, Evidence, Params, Status
 from sounding.checks._fields import JudgeModel
-from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside
+from sounding.checks._paths import PathEscapeError, in_workspace, relative_path
 from sounding.checks._registry import Reads, registry
 from sounding.judge import JudgeError, Rubric, judge_request, verdict_tool
 
@@ -174,13 +174,11 @@ def _as_text(body: Any) -> str:
 
 
 def _workspace_material(evidence: Evidence, path: str) -> str | CheckResult:
-    if evidence.workspace is None:
-        return CheckResult.unjudged("the workspace was not kept for this trial")
-    try:
-        target = resolve_inside(evidence.workspace, path)
-    except PathEscapeError as exc:
-        return CheckResult.error(str(exc))
+    target = in_workspace(evidence, path)
+    if isinstance(target, CheckResult):
+        return target
     if target.is_dir():
+        assert evidence.workspace is not None
         return _folder(evidence.workspace.resolve(), target)
     if not target.exists():
         return CheckResult.error(
@@ -207,13 +205,14 @@ def _folder(root: Path, folder: Path) -> str:
 
 
 def _files_in(root: Path, folder: Path) -> list[Path]:
-    found = []
-    for path in sorted(folder.rglob("*")):
-        if _SKIPPED_DIRS.intersection(path.relative_to(folder).parts) or not path.is_file():
-            continue
-        if path.resolve().is_relative_to(root):  # a symlink out of the workspace is not read
-            found.append(path)
-    return found
+    """The files under `folder` but those of version control and symlinks out of `root`."""
+    return [
+        path
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+        and not _SKIPPED_DIRS.intersection(path.relative_to(folder).parts)
+        and path.resolve().is_relative_to(root)
+    ]
 
 
 def _file_text(path: Path) -> str:

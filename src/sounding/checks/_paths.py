@@ -7,7 +7,10 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
+from sounding.checks._base import CheckResult, Evidence
 from sounding.checks._registry import InSuite, Refused
+
+NO_WORKSPACE = "the workspace was not kept for this trial"
 
 
 class PathEscapeError(ValueError):
@@ -48,6 +51,16 @@ def resolve_inside(root: Path, value: str, *, within: str = "the workspace") -> 
             "checks only read inside it"
         )
     return target
+
+
+def in_workspace(evidence: Evidence, path: str) -> Path | CheckResult:
+    """The real location of `path` in the workspace, or the result to report instead."""
+    if evidence.workspace is None:
+        return CheckResult.unjudged(NO_WORKSPACE)
+    try:
+        return resolve_inside(evidence.workspace, path)
+    except PathEscapeError as exc:
+        return CheckResult.error(str(exc))
 
 
 def suite_file(field: str) -> InSuite[Any]:
