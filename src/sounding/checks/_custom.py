@@ -11,14 +11,16 @@ import json
 import math
 import os
 import sys
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from sounding._process import Finished, run_bounded
 from sounding.checks._base import CheckContext, CheckResult, Params, Status
 from sounding.checks._command import ended, last_line, seconds, tail
+from sounding.checks._fields import checked
 from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside, suite_file
 from sounding.checks._registry import Reads, registry
 
@@ -32,14 +34,8 @@ _SUITE = "the suite folder"
 class CustomParams(Params):
     """The script, relative to the suite folder, and its own time limit if any."""
 
-    script: str
+    script: Annotated[str, checked(partial(relative_path, within=_SUITE))]
     timeout: float | None = Field(default=None, gt=0)
-
-    @field_validator("script")
-    @classmethod
-    def _inside(cls, value: str) -> str:
-        relative_path(value, within=_SUITE)
-        return value
 
 
 @registry.check(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from enum import Enum
 from functools import cache
 from typing import Annotated, Any, NamedTuple
@@ -30,6 +30,16 @@ def _compiles(value: str) -> str:
             "escape special characters such as ( [ . * with a backslash"
         ) from None
     return value
+
+
+def checked(check: Callable[[str], object]) -> AfterValidator:
+    """A validator that refuses a text `check` raises ValueError for, and keeps it otherwise."""
+
+    def validate(value: str) -> str:
+        check(value)
+        return value
+
+    return AfterValidator(validate)
 
 
 Name = Annotated[str, Field(min_length=1)]

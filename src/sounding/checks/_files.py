@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from sounding.checks._base import CheckContext, CheckResult, Params
-from sounding.checks._fields import Regex, Texts, WorkspacePath
+from sounding.checks._fields import Regex, Texts, WorkspacePath, checked
 from sounding.checks._paths import in_workspace, relative_path
 from sounding.checks._registry import Reads, registry
 
@@ -15,13 +16,7 @@ from sounding.checks._registry import Reads, registry
 class PathParams(Params):
     """A path relative to the workspace; absolute paths and `..` climbing out are refused."""
 
-    path: WorkspacePath
-
-    @field_validator("path")
-    @classmethod
-    def _inside(cls, value: str) -> str:
-        relative_path(value)
-        return value
+    path: Annotated[WorkspacePath, checked(relative_path)]
 
 
 class FileContentParams(PathParams):
