@@ -23,9 +23,6 @@ from sounding.checks._registry import Role, registry
 FAMILY = "forbidden"
 
 
-# ---- tools_forbidden -------------------------------------------------------------------
-
-
 class ToolsForbiddenParams(Params):
     """Tools the agent must never call."""
 
@@ -47,9 +44,6 @@ def tools_forbidden(params: ToolsForbiddenParams, context: CheckContext) -> Chec
         f"forbidden tool '{name}' was called (call #{position}){more}",
         calls=[{"call": i, "tool": n} for i, n in hits],
     )
-
-
-# ---- file_writes_outside ---------------------------------------------------------------
 
 
 class WritesParams(Params):
@@ -88,8 +82,6 @@ def file_writes_outside(params: WritesParams, context: CheckContext) -> CheckRes
         )
     return CheckResult.passed(f"every file written lies under {allowed}")
 
-
-# ---- secrets_in_logs -------------------------------------------------------------------
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

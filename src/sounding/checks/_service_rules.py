@@ -44,9 +44,6 @@ def _verdict(violations: list[str], allowed: list[str], broke: str, kept: str) -
     return CheckResult.passed(f"only allowed {kept} ({shown})")
 
 
-# ---- http_except ------------------------------------------------------------------------
-
-
 class HttpExceptParams(Params):
     """The http_mock services the agent may call; a request to any other is a violation."""
 
@@ -79,9 +76,6 @@ def http_except(params: HttpExceptParams, context: CheckContext) -> CheckResult:
 def _calls(requests: list[Mapping[str, Any]]) -> str:
     seen = [f"{r.get('method', '?')} {r.get('path', '?')}" for r in requests]
     return f"{counted(len(requests), 'request')} ({listed(list(dict.fromkeys(seen)))})"
-
-
-# ---- db_writes_outside ------------------------------------------------------------------
 
 
 class DbWritesOutsideParams(Params):

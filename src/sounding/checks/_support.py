@@ -27,9 +27,6 @@ CARD = r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)"
 """13 to 19 digits, single spaces or dashes allowed between them."""
 
 
-# ---- first_tool ------------------------------------------------------------------------
-
-
 class FirstToolParams(Params):
     """The tools the run may open with."""
 
@@ -47,9 +44,6 @@ def first_tool(params: FirstToolParams, context: CheckContext) -> CheckResult:
     if first in params.one_of:
         return CheckResult.passed(f"the first tool called was '{first}'")
     return CheckResult.failed(f"the first tool called was '{first}', expected one of: {allowed}")
-
-
-# ---- once_per_arg ----------------------------------------------------------------------
 
 
 class OncePerArgParams(Params):
@@ -79,9 +73,6 @@ def once_per_arg(params: OncePerArgParams, context: CheckContext) -> CheckResult
                 f"(calls {shown}), at most once allowed"
             )
     return CheckResult.passed(f"tool '{params.name}' was called at most once per {params.arg}")
-
-
-# ---- arg_ceiling -----------------------------------------------------------------------
 
 
 class ArgCeilingParams(Params):
@@ -128,9 +119,6 @@ def _unreadable(where: str, arg: str, call: ToolCall) -> str:
         has = ", ".join(sorted(call.args)) or "none"
         return f"{where} has no argument '{arg}' (it has: {has}); check 'arg'"
     return f"{where} has {arg}={shown(call.args[arg])}, which is not a number"
-
-
-# ---- provenance ------------------------------------------------------------------------
 
 
 class ProvenanceParams(Params):
@@ -183,9 +171,6 @@ def provenance(params: ProvenanceParams, context: CheckContext) -> CheckResult:
     )
 
 
-# ---- citations -------------------------------------------------------------------------
-
-
 def _grouped(value: str) -> str:
     if re.compile(value).groups < 1:
         raise ValueError(
@@ -219,9 +204,6 @@ def citations(params: CitationsParams, context: CheckContext) -> CheckResult:
             )
     ids = counted(len(cited), "id")
     return CheckResult.passed(f"the answer cites {ids}, all returned this run")
-
-
-# ---- no_foreign_data -------------------------------------------------------------------
 
 
 class ForeignDataParams(Params):
