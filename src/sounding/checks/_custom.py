@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,8 +21,8 @@ from sounding._process import Finished, run_bounded
 from sounding.checks._base import CheckContext, CheckResult, Params, Status
 from sounding.checks._command import ended, last_line, seconds, tail
 from sounding.checks._fields import checked
-from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside, suite_file
-from sounding.checks._registry import Reads, registry
+from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside
+from sounding.checks._registry import Reads, Refused, registry
 
 STDOUT_LIMIT = 1 << 20
 """A verdict larger than this (1 MiB) is refused as unreadable."""
@@ -37,13 +38,24 @@ class CustomParams(Params):
     timeout: float | None = Field(default=None, gt=0)
 
 
+def script_held(suite_dir: Path) -> Callable[[CustomParams], None]:
+    """At load: the script a check names is a file of the suite, not one found missing on a run."""
+
+    def held(params: CustomParams) -> None:
+        if not (suite_dir / params.script).is_file():
+            message = f"names script '{params.script}', which is not a file of {suite_dir}"
+            raise Refused(f"{message}; create it or fix `script`", field="script")
+
+    return held
+
+
 @registry.check(
     "custom",
     CustomParams,
     family="custom",
     reads=Reads.WORKSPACE,
     shorthand="script",
-    in_suite=suite_file("script"),
+    in_suite=script_held,
 )
 def custom(params: CustomParams, context: CheckContext) -> CheckResult:
     """A script of the suite reads the trial's context on stdin and prints its verdict."""

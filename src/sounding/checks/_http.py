@@ -80,9 +80,7 @@ class HttpAssertion(Params):
         """`count`, `request`, `body` or `headers`: what the field reads."""
         if self.field == "request_count":
             return "count"
-        match = FIELD.match(self.field)
-        suffix = match.group(3) if match else None
-        return suffix[1:] if suffix else "request"
+        return self.field.rpartition(".")[2] if "." in self.field else "request"
 
     @property
     def index(self) -> int:

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any
 
 from sounding.checks._base import CheckResult, Evidence
-from sounding.checks._registry import InSuite, Refused
 
 NO_WORKSPACE = "the workspace was not kept for this trial"
 
@@ -61,18 +58,3 @@ def in_workspace(evidence: Evidence, path: str) -> Path | CheckResult:
         return resolve_inside(evidence.workspace, path)
     except PathEscapeError as exc:
         return CheckResult.error(str(exc))
-
-
-def suite_file(field: str) -> InSuite[Any]:
-    """A check of the suite at load (`in_suite`): the param `field` names a file of it."""
-
-    def in_suite(suite_dir: Path) -> Callable[[Any], None]:
-        def held(params: Any) -> None:
-            value = str(getattr(params, field))
-            if not (suite_dir / value).is_file():
-                message = f"names {field} '{value}', which is not a file of {suite_dir}"
-                raise Refused(f"{message}; create it or fix `{field}`", field=field)
-
-        return held
-
-    return in_suite
