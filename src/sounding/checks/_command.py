@@ -12,7 +12,7 @@ import os
 from pydantic import Field, field_validator
 
 from sounding._process import Finished, run_bounded
-from sounding.checks._base import CheckContext, CheckResult, Params
+from sounding.checks._base import CheckContext, CheckResult, Params, cut
 from sounding.checks._paths import NO_WORKSPACE
 from sounding.checks._registry import Reads, registry
 
@@ -31,10 +31,7 @@ def tail(data: bytes, size: int = TAIL_BYTES) -> str:
 def last_line(data: bytes) -> str:
     """The last non-empty line of some output, shortened for a one-line reason."""
     lines = [line.strip() for line in tail(data, 1024).splitlines() if line.strip()]
-    if not lines:
-        return ""
-    line = lines[-1]
-    return line if len(line) <= 160 else f"{line[:157]}..."
+    return cut(lines[-1], 160) if lines else ""
 
 
 def ended(finished: Finished) -> str:

@@ -92,9 +92,8 @@ def references(params: BaseModel) -> Iterator[Reference]:
 
 
 def _found(value: Any, key: tuple[str | int, ...], ref: Ref | None) -> Iterator[Reference]:
-    if isinstance(value, str):
-        if ref is not None:
-            yield Reference(key, ref, value)
+    if isinstance(value, str) and ref is not None:
+        yield Reference(key, ref, value)
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
             yield from _found(item, (*key, index), ref)

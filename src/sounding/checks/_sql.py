@@ -163,11 +163,8 @@ def matches(value: Any, expected: Expected) -> bool:
     """Numbers numerically (0 == 0.0 == Decimal('0'), true == 1), anything else as text."""
     if expected is None:
         return value is None
-    if isinstance(expected, bool):
-        return _number(value) == (1 if expected else 0)
-    if isinstance(expected, int | float):
-        number = _number(value)
-        return number is not None and number == _number(expected)
+    if isinstance(expected, int | float):  # a bool too: true is 1
+        return _number(value) == _number(expected)
     return value is not None and _text(value) == expected
 
 
