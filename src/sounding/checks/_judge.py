@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, field_validator
 
@@ -20,10 +20,7 @@ from sounding.checks._base import CheckContext, CheckResult, Evidence, Params, S
 from sounding.checks._fields import JudgeModel
 from sounding.checks._paths import PathEscapeError, in_workspace, relative_path
 from sounding.checks._registry import Reads, registry
-from sounding.judge import JudgeError, Rubric, judge_request, verdict_tool
-
-if TYPE_CHECKING:
-    from sounding.judge import Verdict  # the judge's client loads when a judge is configured
+from sounding.judge import JudgeError, Rubric, Verdict, judge_request, verdict_tool
 
 MAX_MATERIAL_CHARS = 100_000
 """What the judge reads at most: longer material is cut, and the cut is said."""
