@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping
+from itertools import chain
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
@@ -122,12 +123,8 @@ def _strings(value: Any) -> Iterator[str]:
     """Every string inside a value: itself, or the keys and items of nested containers."""
     if isinstance(value, str):
         yield value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from _strings(key)
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
+    elif isinstance(value, Mapping | list | tuple):
+        for item in chain(*value.items()) if isinstance(value, Mapping) else value:
             yield from _strings(item)
 
 

@@ -18,6 +18,7 @@ from sounding.record import RunRecord, ToolCall
 
 FAMILY = "trace"
 NO_ANSWER = "there was no final answer"
+_ABSENT = object()  # an expected key the args lack
 
 
 def _times(n: int) -> str:
@@ -50,26 +51,20 @@ def _mismatch(expected: Any, actual: Any, path: str) -> str | None:
     Mappings match when every expected key is present and matches; lists when they have the
     same length and match item by item; anything else when equal (a bool only equals a bool).
     """
+    if actual is _ABSENT:
+        return f"{path} is missing"
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
             return f"{path} is {shown(actual)}, expected an object"
-        for key, want in expected.items():
-            if key not in actual:
-                return f"{path}.{key} is missing"
-            found = _mismatch(want, actual[key], f"{path}.{key}")
-            if found:
-                return found
-        return None
-    if isinstance(expected, list):
+        inner = [(f"{path}.{k}", want, actual.get(k, _ABSENT)) for k, want in expected.items()]
+    elif isinstance(expected, list):
         if not isinstance(actual, list) or len(actual) != len(expected):
             return f"{path} is {shown(actual)}, expected {shown(expected)}"
-        for i, (want, got) in enumerate(zip(expected, actual, strict=True)):
-            found = _mismatch(want, got, f"{path}[{i}]")
-            if found:
-                return found
-        return None
-    same = isinstance(expected, bool) == isinstance(actual, bool) and expected == actual
-    return None if same else f"{path} is {shown(actual)}, expected {shown(expected)}"
+        inner = [(f"{path}[{i}]", want, actual[i]) for i, want in enumerate(expected)]
+    else:
+        same = isinstance(expected, bool) == isinstance(actual, bool) and expected == actual
+        return None if same else f"{path} is {shown(actual)}, expected {shown(expected)}"
+    return next(filter(None, (_mismatch(want, got, where) for where, want, got in inner)), None)
 
 
 @registry.check("tool_called", ToolCalledParams, family=FAMILY, shorthand="name")
