@@ -122,11 +122,11 @@ def http_mock_assertions(params: HttpMockParams, context: CheckContext) -> Check
     requests = _recording(params.service, context)
     if isinstance(requests, CheckResult):
         return requests
-    failures = []
-    for number, assertion in enumerate(params.assertions):
-        found = failure(assertion, requests)
-        if found:
-            failures.append(f"assertions[{number}] ({assertion.field}): {found}")
+    failures = [
+        f"assertions[{number}] ({assertion.field}): {found}"
+        for number, assertion in enumerate(params.assertions)
+        if (found := failure(assertion, requests))
+    ]
     if failures:
         return CheckResult.failed("; ".join(failures), failures=failures)
     count = len(params.assertions)

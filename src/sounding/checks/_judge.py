@@ -157,10 +157,8 @@ def _last_body(evidence: Evidence, name: str) -> str | CheckResult:
             f"input_from reads the last request body of service '{name}', which does not "
             "record bodies: set record: true on the service"
         )
-    requests = details.get("requests") or []
-    if not requests:
-        return ""
-    body = requests[-1].get("body") if isinstance(requests[-1], dict) else None
+    last = (details.get("requests") or [None])[-1]  # none received: nothing to judge
+    body = last.get("body") if isinstance(last, dict) else None
     return _capped(_as_text(body))
 
 
