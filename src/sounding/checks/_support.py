@@ -67,10 +67,10 @@ def once_per_arg(params: OncePerArgParams, context: CheckContext) -> CheckResult
     for key, positions in groups.items():
         if len(positions) > 1:
             said = f"without '{params.arg}'" if key is None else f"with {params.arg}={key}"
-            shown = ", ".join(f"#{p}" for p in positions)
+            at = ", ".join(f"#{p}" for p in positions)
             return CheckResult.failed(
                 f"tool '{params.name}' was called {len(positions)} times {said} "
-                f"(calls {shown}), at most once allowed"
+                f"(calls {at}), at most once allowed"
             )
     return CheckResult.passed(f"tool '{params.name}' was called at most once per {params.arg}")
 
