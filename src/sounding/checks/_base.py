@@ -1,8 +1,9 @@
-"""What every check shares: its result, the evidence it reads, the context it runs in."""
+"""What every check shares: its result, the evidence it reads, the context it runs in, and
+how its reasons quote values."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sounding.record import RunRecord
+from sounding.record import RunRecord, ToolCall
 from sounding.services import ServiceEvidence
 
 if TYPE_CHECKING:
@@ -118,3 +119,36 @@ class CheckContext:
     suite_dir: Path | None = None
     judge: Judge | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def cut(text: str, limit: int) -> str:
+    """`text`, shortened to `limit` characters and marked `...` when longer."""
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A value as a reason quotes it: its repr, shortened."""
+    return cut(repr(value), limit)
+
+
+def listed(items: Sequence[str], limit: int = 3) -> str:
+    """The first `limit` items, and how many more: `a, b, c (+2 more)`."""
+    more = f" (+{len(items) - limit} more)" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
+
+
+def numbered(record: RunRecord, name: str) -> list[tuple[int, ToolCall]]:
+    """The calls of tool `name` with their positions among all calls, counted from 1."""
+    return [(i, call) for i, call in enumerate(record.tool_calls, start=1) if call.name == name]
+
+
+def service_of(evidence: Evidence, name: str, kind: str) -> ServiceEvidence | CheckResult:
+    """The trial's `kind` service called `name`, or the error that names those it has."""
+    service = evidence.services.get(name)
+    if service is not None and service.type == kind:
+        return service
+    known = ", ".join(sorted(n for n, s in evidence.services.items() if s.type == kind))
+    return CheckResult.error(
+        f"no {kind} service '{name}' in this trial ({kind} services: {known or 'none'}); "
+        "declare it under services: or fix the name"
+    )

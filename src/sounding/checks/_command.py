@@ -12,7 +12,8 @@ import os
 from pydantic import Field, field_validator
 
 from sounding._process import Finished, run_bounded
-from sounding.checks._base import CheckContext, CheckResult, Params
+from sounding.checks._base import CheckContext, CheckResult, Params, cut
+from sounding.checks._paths import NO_WORKSPACE
 from sounding.checks._registry import Reads, registry
 
 TAIL_BYTES = 4096
@@ -30,10 +31,7 @@ def tail(data: bytes, size: int = TAIL_BYTES) -> str:
 def last_line(data: bytes) -> str:
     """The last non-empty line of some output, shortened for a one-line reason."""
     lines = [line.strip() for line in tail(data, 1024).splitlines() if line.strip()]
-    if not lines:
-        return ""
-    line = lines[-1]
-    return line if len(line) <= 160 else f"{line[:157]}..."
+    return cut(lines[-1], 160) if lines else ""
 
 
 def ended(finished: Finished) -> str:
@@ -69,7 +67,7 @@ def command_exit(params: CommandParams, context: CheckContext) -> CheckResult:
     """`sh -c command` in the final workspace ends with the expected exit code."""
     workspace = context.evidence.workspace
     if workspace is None:
-        return CheckResult.unjudged("the workspace was not kept for this trial")
+        return CheckResult.unjudged(NO_WORKSPACE)
     limit = params.timeout or context.timeout
     env = {**os.environ, **(context.evidence.extra.get("env") or {})}
     try:

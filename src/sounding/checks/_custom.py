@@ -8,19 +8,21 @@ A script that exits non-zero, times out, or prints anything else is an error, ne
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from sounding._process import Finished, run_bounded
 from sounding.checks._base import CheckContext, CheckResult, Params, Status
 from sounding.checks._command import ended, last_line, seconds, tail
-from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside, suite_file
-from sounding.checks._registry import Reads, registry
+from sounding.checks._fields import checked
+from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside
+from sounding.checks._registry import Reads, Refused, registry
 
 STDOUT_LIMIT = 1 << 20
 """A verdict larger than this (1 MiB) is refused as unreadable."""
@@ -32,14 +34,19 @@ _SUITE = "the suite folder"
 class CustomParams(Params):
     """The script, relative to the suite folder, and its own time limit if any."""
 
-    script: str
+    script: Annotated[str, checked(partial(relative_path, within=_SUITE))]
     timeout: float | None = Field(default=None, gt=0)
 
-    @field_validator("script")
-    @classmethod
-    def _inside(cls, value: str) -> str:
-        relative_path(value, within=_SUITE)
-        return value
+
+def script_held(suite_dir: Path) -> Callable[[CustomParams], None]:
+    """At load: the script a check names is a file of the suite, not one found missing on a run."""
+
+    def held(params: CustomParams) -> None:
+        if not (suite_dir / params.script).is_file():
+            message = f"names script '{params.script}', which is not a file of {suite_dir}"
+            raise Refused(f"{message}; create it or fix `script`", field="script")
+
+    return held
 
 
 @registry.check(
@@ -48,7 +55,7 @@ class CustomParams(Params):
     family="custom",
     reads=Reads.WORKSPACE,
     shorthand="script",
-    in_suite=suite_file("script"),
+    in_suite=script_held,
 )
 def custom(params: CustomParams, context: CheckContext) -> CheckResult:
     """A script of the suite reads the trial's context on stdin and prints its verdict."""
@@ -171,8 +178,9 @@ def _problem(answer: dict[str, Any]) -> str | None:
 
 
 def _unit(value: Any) -> bool:
+    """A number from 0 to 1 (NaN and infinities are not)."""
     number = isinstance(value, int | float) and not isinstance(value, bool)
-    return number and math.isfinite(value) and 0.0 <= value <= 1.0
+    return number and 0.0 <= value <= 1.0
 
 
 def _kind(value: Any) -> str:

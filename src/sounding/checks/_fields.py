@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from enum import Enum
 from functools import cache
 from typing import Annotated, Any, NamedTuple
@@ -16,7 +16,7 @@ from typing import Annotated, Any, NamedTuple
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 
-def _as_list(value: Any) -> Any:
+def as_list(value: Any) -> Any:
     """One string stands for a list of one: `contains: x` is `contains: [x]`."""
     return [value] if isinstance(value, str) else value
 
@@ -32,13 +32,23 @@ def _compiles(value: str) -> str:
     return value
 
 
+def checked(check: Callable[[str], object]) -> AfterValidator:
+    """A validator that refuses a text `check` raises ValueError for, and keeps it otherwise."""
+
+    def validate(value: str) -> str:
+        check(value)
+        return value
+
+    return AfterValidator(validate)
+
+
 Name = Annotated[str, Field(min_length=1)]
 """A non-empty string: a tool, an argument, a text to look for."""
 
-Names = Annotated[list[Name], BeforeValidator(_as_list), Field(min_length=1)]
+Names = Annotated[list[Name], BeforeValidator(as_list), Field(min_length=1)]
 """One name or a non-empty list of them."""
 
-Texts = Annotated[list[Name], BeforeValidator(_as_list)]
+Texts = Annotated[list[Name], BeforeValidator(as_list)]
 """One text or a list of them, possibly empty (an optional condition)."""
 
 Regex = Annotated[str, AfterValidator(_compiles)]
@@ -82,9 +92,8 @@ def references(params: BaseModel) -> Iterator[Reference]:
 
 
 def _found(value: Any, key: tuple[str | int, ...], ref: Ref | None) -> Iterator[Reference]:
-    if isinstance(value, str):
-        if ref is not None:
-            yield Reference(key, ref, value)
+    if isinstance(value, str) and ref is not None:
+        yield Reference(key, ref, value)
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
             yield from _found(item, (*key, index), ref)

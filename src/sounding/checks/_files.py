@@ -3,28 +3,20 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from typing import Annotated
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from sounding.checks._base import CheckContext, CheckResult, Params
-from sounding.checks._fields import Regex, Texts, WorkspacePath
-from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside
+from sounding.checks._fields import Regex, Texts, WorkspacePath, checked
+from sounding.checks._paths import in_workspace, relative_path
 from sounding.checks._registry import Reads, registry
-
-NO_WORKSPACE = "the workspace was not kept for this trial"
 
 
 class PathParams(Params):
     """A path relative to the workspace; absolute paths and `..` climbing out are refused."""
 
-    path: WorkspacePath
-
-    @field_validator("path")
-    @classmethod
-    def _inside(cls, value: str) -> str:
-        relative_path(value)
-        return value
+    path: Annotated[WorkspacePath, checked(relative_path)]
 
 
 class FileContentParams(PathParams):
@@ -41,21 +33,10 @@ class FileContentParams(PathParams):
         return self
 
 
-def _locate(context: CheckContext, path: str) -> Path | CheckResult:
-    """The file's real location, or the result to report when it cannot be read safely."""
-    workspace = context.evidence.workspace
-    if workspace is None:
-        return CheckResult.unjudged(NO_WORKSPACE)
-    try:
-        return resolve_inside(workspace, path)
-    except PathEscapeError as exc:
-        return CheckResult.error(str(exc))
-
-
 @registry.check("file_exists", PathParams, family="files", reads=Reads.WORKSPACE, shorthand="path")
 def file_exists(params: PathParams, context: CheckContext) -> CheckResult:
     """The path exists in the final workspace (a file or a folder)."""
-    target = _locate(context, params.path)
+    target = in_workspace(context.evidence, params.path)
     if isinstance(target, CheckResult):
         return target
     found = target.exists()
@@ -67,7 +48,7 @@ def file_exists(params: PathParams, context: CheckContext) -> CheckResult:
 @registry.check("file_absent", PathParams, family="files", reads=Reads.WORKSPACE, shorthand="path")
 def file_absent(params: PathParams, context: CheckContext) -> CheckResult:
     """Nothing exists at the path in the final workspace (not even a dangling symlink)."""
-    target = _locate(context, params.path)
+    target = in_workspace(context.evidence, params.path)
     if isinstance(target, CheckResult):
         return target
     workspace = context.evidence.workspace
@@ -81,7 +62,7 @@ def file_absent(params: PathParams, context: CheckContext) -> CheckResult:
 @registry.check("file_content", FileContentParams, family="files", reads=Reads.WORKSPACE)
 def file_content(params: FileContentParams, context: CheckContext) -> CheckResult:
     """The file contains, does not contain, or matches what is asked: all conditions hold."""
-    target = _locate(context, params.path)
+    target = in_workspace(context.evidence, params.path)
     if isinstance(target, CheckResult):
         return target
     if not target.exists():

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from sounding.checks._base import CheckContext, CheckResult, Evidence, Params
+from sounding.checks._fields import checked
 from sounding.checks._registry import Refused, registry
 from sounding.judge import GraderAnswer, GraderError, find_graders, grader_name, run_grader
 
@@ -22,14 +23,8 @@ from sounding.judge import GraderAnswer, GraderError, find_graders, grader_name,
 class GraderParams(Params):
     """Which grader (`file.function` in checks/) and the score the trial passes at."""
 
-    name: str
+    name: Annotated[str, checked(grader_name)]
     pass_below: float | None = Field(default=None, ge=0.0, le=1.0)
-
-    @field_validator("name")
-    @classmethod
-    def _file_dot_function(cls, value: str) -> str:
-        grader_name(value)
-        return value
 
 
 def graders_held(suite_dir: Path) -> Callable[[GraderParams], None]:

@@ -1,18 +1,7 @@
 """The `http_mock_assertions` check: what an http_mock service recorded, asserted field by field.
 
-Fields: `request_count`, `last_request`, `requests[N]` (N from 0; -1 is the last), and
-`.body` / `.headers` of the last or N-th request, among the requests the `filters` select.
-
-- `equals` on a body: a mapping or list compares with the parsed JSON body, text with
-  the body's text; on headers: each listed header has exactly that value (names ignore
-  case; clients add headers of their own, which are ignored); on a request: each listed
-  key (method, path, query, headers, body) equals by the rules above.
-- `contains` on a body: text is a substring, a mapping or list is a part of the JSON
-  body; on headers: a name (or a list of names) means the header is (each is) present, a
-  mapping means each listed header's value contains the text; on a request: each listed
-  key contains its value. Header names ignore case everywhere.
-
-The check fails when any assertion fails, and says which (`assertions[i]` and the field).
+The fields and what `equals` and `contains` mean on each are in docs/services.md. The check
+fails when any assertion fails, and says which (`assertions[i]` and the field).
 """
 
 from __future__ import annotations
@@ -25,16 +14,14 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from sounding._words import counted
-from sounding.checks._base import CheckContext, CheckResult, Params
+from sounding.checks._base import CheckContext, CheckResult, Params, service_of, shown
 from sounding.checks._fields import ServiceName
 from sounding.checks._registry import Reads, registry
-from sounding.services import ServiceEvidence
 
 FAMILY = "http"
 
 FIELD = re.compile(r"^(request_count|last_request|requests\[(-?\d+)\])(\.body|\.headers)?$")
 REQUEST_KEYS = frozenset({"method", "path", "query", "headers", "body"})
-_MISSING = object()
 
 
 class RequestFilter(Params):
@@ -49,7 +36,7 @@ class RequestFilter(Params):
             return False
         if self.path and not _path_matches(str(request.get("path", "")), self.path):
             return False
-        return _headers_equal(request.get("headers") or {}, self.headers)
+        return _headers_equal(request, self.headers)
 
 
 class HttpAssertion(Params):
@@ -77,7 +64,7 @@ class HttpAssertion(Params):
         if not given:
             raise ValueError(f"assertion on '{self.field}' needs equals: or contains:")
         part = self.part
-        if part == "count" and ("contains" in given or not _is_int(self.equals)):
+        if part == "count" and ("contains" in given or type(self.equals) is not int):
             raise ValueError("request_count takes equals: <a whole number>")
         if part == "request":
             for name in given:
@@ -93,18 +80,12 @@ class HttpAssertion(Params):
         """`count`, `request`, `body` or `headers`: what the field reads."""
         if self.field == "request_count":
             return "count"
-        match = FIELD.match(self.field)
-        suffix = match.group(3) if match else None
-        return suffix[1:] if suffix else "request"
+        return self.field.rpartition(".")[2] if "." in self.field else "request"
 
     @property
     def index(self) -> int:
         match = FIELD.match(self.field)
         return int(match.group(2)) if match and match.group(2) is not None else -1
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check_request_keys(value: Any, operator: str) -> None:
@@ -138,15 +119,14 @@ class HttpMockParams(Params):
 @registry.check("http_mock_assertions", HttpMockParams, family=FAMILY, reads=Reads.SERVICES)
 def http_mock_assertions(params: HttpMockParams, context: CheckContext) -> CheckResult:
     """Every assertion on an http_mock service's recorded requests holds."""
-    service = context.evidence.services.get(params.service)
-    requests, problem = _recording(params.service, service, context)
-    if problem is not None:
-        return problem
-    failures = []
-    for number, assertion in enumerate(params.assertions):
-        found = failure(assertion, requests)
-        if found:
-            failures.append(f"assertions[{number}] ({assertion.field}): {found}")
+    requests = _recording(params.service, context)
+    if isinstance(requests, CheckResult):
+        return requests
+    failures = [
+        f"assertions[{number}] ({assertion.field}): {found}"
+        for number, assertion in enumerate(params.assertions)
+        if (found := failure(assertion, requests))
+    ]
     if failures:
         return CheckResult.failed("; ".join(failures), failures=failures)
     count = len(params.assertions)
@@ -156,24 +136,18 @@ def http_mock_assertions(params: HttpMockParams, context: CheckContext) -> Check
     )
 
 
-def _recording(
-    name: str, service: ServiceEvidence | None, context: CheckContext
-) -> tuple[list[Mapping[str, Any]], CheckResult | None]:
-    mocks = sorted(n for n, s in context.evidence.services.items() if s.type == "http_mock")
-    if service is None or service.type != "http_mock":
-        listed = ", ".join(mocks) or "none"
-        return [], CheckResult.error(
-            f"no http_mock service '{name}' in this trial (http_mock services: {listed}); "
-            "declare it under services: or fix the name"
-        )
+def _recording(name: str, context: CheckContext) -> list[Mapping[str, Any]] | CheckResult:
+    service = service_of(context.evidence, name, "http_mock")
+    if isinstance(service, CheckResult):
+        return service
     if not service.details.get("record"):
-        return [], CheckResult.error(
+        return CheckResult.error(
             f"http_mock '{name}' does not record request details; set record: true on it"
         )
     requests = service.details.get("requests")
     if not isinstance(requests, list):
-        return [], CheckResult.unjudged(f"http_mock '{name}' left no recording to read")
-    return requests, None
+        return CheckResult.unjudged(f"http_mock '{name}' left no recording to read")
+    return requests
 
 
 def failure(assertion: HttpAssertion, requests: list[Mapping[str, Any]]) -> str | None:
@@ -185,70 +159,65 @@ def failure(assertion: HttpAssertion, requests: list[Mapping[str, Any]]) -> str 
             if len(selected) == assertion.equals
             else f"expected {counted(assertion.equals, 'matching request')}, got {len(selected)}"
         )
-    request = _pick(selected, assertion.index)
-    if request is None:
+    if not -len(selected) <= assertion.index < len(selected):
         recorded = counted(len(selected), "matching request")
         return f"no such request: {recorded} {'was' if len(selected) == 1 else 'were'} recorded"
-    value = _value(request, assertion.part)
-    given = assertion.model_fields_set
-    if "equals" in given and not _equals(assertion.part, value, assertion.equals):
-        return f"expected {_show(assertion.equals)}, got {_show(value)}"
-    if "contains" in given and not _contains(assertion.part, value, assertion.contains):
-        return f"expected it to contain {_show(assertion.contains)}, got {_show(value)}"
-    return None
-
-
-def _pick(selected: list[Mapping[str, Any]], index: int) -> Mapping[str, Any] | None:
-    if -len(selected) <= index < len(selected):
-        return selected[index]
+    request, part, given = selected[assertion.index], assertion.part, assertion.model_fields_set
+    value = _value(request, part)
+    if "equals" in given and not _equals(part, request, assertion.equals):
+        return f"expected {shown(assertion.equals, 80)}, got {shown(value, 80)}"
+    if "contains" in given and not _contains(part, request, assertion.contains):
+        return f"expected it to contain {shown(assertion.contains, 80)}, got {shown(value, 80)}"
     return None
 
 
 def _value(request: Mapping[str, Any], part: str) -> Any:
+    """What the field reads, as a failure shows it: the body's text, the headers, the request."""
     if part == "body":
-        return _Body(request)
+        return _text(request)
     if part == "headers":
         return dict(request.get("headers") or {})
     return request
 
 
-class _Body:
-    """A recorded body: its text, and its parsed JSON when it was JSON."""
-
-    def __init__(self, request: Mapping[str, Any]) -> None:
-        self.text = str(request.get("body") or "")
-        self.json = request.get("json", _MISSING)
-
-    def __repr__(self) -> str:
-        return repr(self.text)
-
-
-def _equals(part: str, value: Any, expected: Any) -> bool:
+def _equals(part: str, request: Mapping[str, Any], expected: Any) -> bool:
+    """`part` of the request (`request` for the whole: each listed key) equals `expected`."""
+    if part == "request":
+        return all(_equals(key, request, wanted) for key, wanted in expected.items())
     if part == "body":
-        return _body_equals(value, expected)
+        if isinstance(expected, str):
+            return _text(request) == expected
+        return "json" in request and request["json"] == expected
     if part == "headers":
-        return _headers_equal(value, expected)
-    return all(_key_equals(key, value, wanted) for key, wanted in expected.items())
+        return isinstance(expected, Mapping) and _headers_equal(request, expected)
+    if part == "method":
+        return str(request.get("method", "")).upper() == str(expected).upper()
+    if part == "query":
+        return _query(request.get("query")) == _query(expected)
+    return bool(request.get(part) == expected)
 
 
-def _contains(part: str, value: Any, expected: Any) -> bool:
+def _contains(part: str, request: Mapping[str, Any], expected: Any) -> bool:
+    """`part` of the request (`request` for the whole: each listed key) contains `expected`."""
+    if part == "request":
+        return all(_contains(key, request, wanted) for key, wanted in expected.items())
     if part == "body":
-        return _body_contains(value, expected)
+        if isinstance(expected, str):
+            return expected in _text(request)
+        return "json" in request and _part_of(expected, request["json"])
     if part == "headers":
-        return _headers_contain(value, expected)
-    return all(_key_contains(key, value, wanted) for key, wanted in expected.items())
+        folded = _folded(request)
+        if isinstance(expected, Mapping):
+            return all(str(v) in folded.get(str(k).lower(), "") for k, v in expected.items())
+        names = [expected] if isinstance(expected, str) else expected
+        return all(str(name).lower() in folded for name in names)
+    if part == "query":
+        return _part_of(_query(expected), _query(request.get("query")))
+    return str(expected).lower() in str(request.get(part, "")).lower()
 
 
-def _body_equals(body: _Body, expected: Any) -> bool:
-    if isinstance(expected, str):
-        return body.text == expected
-    return body.json is not _MISSING and body.json == expected
-
-
-def _body_contains(body: _Body, expected: Any) -> bool:
-    if isinstance(expected, str):
-        return expected in body.text
-    return body.json is not _MISSING and _part_of(expected, body.json)
+def _text(request: Mapping[str, Any]) -> str:
+    return str(request.get("body") or "")
 
 
 def _part_of(part: Any, whole: Any) -> bool:
@@ -264,47 +233,18 @@ def _part_of(part: Any, whole: Any) -> bool:
     return bool(part == whole)
 
 
-def _headers_equal(headers: Mapping[str, Any], expected: Mapping[str, Any]) -> bool:
-    folded = {str(k).lower(): str(v) for k, v in headers.items()}
+def _folded(request: Mapping[str, Any]) -> dict[str, str]:
+    """The request's headers, their names in lower case (header names ignore case)."""
+    return {str(k).lower(): str(v) for k, v in (request.get("headers") or {}).items()}
+
+
+def _headers_equal(request: Mapping[str, Any], expected: Mapping[str, Any]) -> bool:
+    folded = _folded(request)
     return all(folded.get(str(k).lower()) == str(v) for k, v in expected.items())
 
 
-def _headers_contain(headers: Mapping[str, Any], expected: Any) -> bool:
-    folded = {str(k).lower(): str(v) for k, v in headers.items()}
-    if isinstance(expected, str):
-        return expected.lower() in folded
-    if isinstance(expected, list):
-        return all(str(name).lower() in folded for name in expected)
-    if isinstance(expected, Mapping):
-        return all(str(v) in folded.get(str(k).lower(), "") for k, v in expected.items())
-    return False
-
-
-def _key_equals(key: str, request: Mapping[str, Any], wanted: Any) -> bool:
-    if key == "body":
-        return _body_equals(_Body(request), wanted)
-    if key == "headers":
-        return isinstance(wanted, Mapping) and _headers_equal(request.get("headers") or {}, wanted)
-    if key == "method":
-        return str(request.get("method", "")).upper() == str(wanted).upper()
-    if key == "query":
-        return _query(request) == _query({"query": wanted})
-    return bool(request.get(key) == wanted)
-
-
-def _key_contains(key: str, request: Mapping[str, Any], wanted: Any) -> bool:
-    if key == "body":
-        return _body_contains(_Body(request), wanted)
-    if key == "headers":
-        return _headers_contain(request.get("headers") or {}, wanted)
-    if key == "query":
-        return _part_of(_query({"query": wanted}), _query(request))
-    return str(wanted).lower() in str(request.get(key, "")).lower()
-
-
-def _query(request: Mapping[str, Any]) -> dict[str, list[str]]:
+def _query(raw: Any) -> dict[str, list[str]]:
     """A query as name → list of values; `{"a": "1"}` is written short for `{"a": ["1"]}`."""
-    raw = request.get("query") or {}
     if not isinstance(raw, Mapping):
         return {}
     return {str(k): [str(x) for x in (v if isinstance(v, list) else [v])] for k, v in raw.items()}
@@ -312,8 +252,3 @@ def _query(request: Mapping[str, Any]) -> dict[str, list[str]]:
 
 def _path_matches(path: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(path, pattern) if "*" in pattern else path == pattern
-
-
-def _show(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[: limit - 3]}..."

@@ -9,22 +9,18 @@ when it reaches `pass_threshold`. No judge, empty material, or no readable verdi
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, field_validator
 
 from sounding.checks._base import CheckContext, CheckResult, Evidence, Params, Status
 from sounding.checks._fields import JudgeModel
-from sounding.checks._paths import PathEscapeError, relative_path, resolve_inside
+from sounding.checks._paths import PathEscapeError, in_workspace, relative_path
 from sounding.checks._registry import Reads, registry
-from sounding.judge import JudgeError, Rubric, VerdictTool, judge_request, verdict_tool
-
-if TYPE_CHECKING:
-    from sounding.judge import Verdict  # the judge's client loads when a judge is configured
+from sounding.judge import JudgeError, Rubric, Verdict, judge_request, verdict_tool
 
 MAX_MATERIAL_CHARS = 100_000
 """What the judge reads at most: longer material is cut, and the cut is said."""
@@ -38,18 +34,16 @@ _SERVICE_BODY = re.compile(r"^(?P<service>[A-Za-z0-9_-]+)\.last_request\.body$")
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
 
 
-@functools.cache
-def score_tool() -> VerdictTool:
-    """The tool the judge answers through: `{score, passed, reason}`. Built at first use."""
-    return verdict_tool(
-        {"score": "number", "passed": "bool", "reason": "string"},
-        bounds={"score": (0.0, 1.0)},
-        hints={
-            "score": "0 when the material meets none of the criteria, 1 when it meets them all",
-            "passed": "whether the material meets the criteria",
-            "reason": "one or two sentences: what decided the score",
-        },
-    )
+SCORE_TOOL = verdict_tool(
+    {"score": "number", "passed": "bool", "reason": "string"},
+    bounds={"score": (0.0, 1.0)},
+    hints={
+        "score": "0 when the material meets none of the criteria, 1 when it meets them all",
+        "passed": "whether the material meets the criteria",
+        "reason": "one or two sentences: what decided the score",
+    },
+)
+"""The tool the judge answers through: `{score, passed, reason}`."""
 
 
 class JudgeParams(Params):
@@ -102,7 +96,7 @@ def llm_as_judge(params: JudgeParams, context: CheckContext) -> CheckResult:
     request = judge_request(
         criteria=params.criteria,
         material=material,
-        tool=score_tool(),
+        tool=SCORE_TOOL,
         rubric=params.rubric,
         model=params.model,
         temperature=params.temperature,
@@ -163,31 +157,23 @@ def _last_body(evidence: Evidence, name: str) -> str | CheckResult:
             f"input_from reads the last request body of service '{name}', which does not "
             "record bodies: set record: true on the service"
         )
-    requests = details.get("requests") or []
-    if not requests:
-        return ""
-    body = requests[-1].get("body") if isinstance(requests[-1], dict) else None
+    last = (details.get("requests") or [None])[-1]  # none received: nothing to judge
+    body = last.get("body") if isinstance(last, dict) else None
     return _capped(_as_text(body))
 
 
 def _as_text(body: Any) -> str:
-    if body is None:
-        return ""
-    if isinstance(body, bytes):
-        return body.decode("utf-8", errors="replace")
-    if isinstance(body, str):
-        return body
+    if body is None or isinstance(body, str):
+        return body or ""
     return json.dumps(body, indent=2, ensure_ascii=False, default=str)
 
 
 def _workspace_material(evidence: Evidence, path: str) -> str | CheckResult:
-    if evidence.workspace is None:
-        return CheckResult.unjudged("the workspace was not kept for this trial")
-    try:
-        target = resolve_inside(evidence.workspace, path)
-    except PathEscapeError as exc:
-        return CheckResult.error(str(exc))
+    target = in_workspace(evidence, path)
+    if isinstance(target, CheckResult):
+        return target
     if target.is_dir():
+        assert evidence.workspace is not None
         return _folder(evidence.workspace.resolve(), target)
     if not target.exists():
         return CheckResult.error(
@@ -214,13 +200,14 @@ def _folder(root: Path, folder: Path) -> str:
 
 
 def _files_in(root: Path, folder: Path) -> list[Path]:
-    found = []
-    for path in sorted(folder.rglob("*")):
-        if _SKIPPED_DIRS.intersection(path.relative_to(folder).parts) or not path.is_file():
-            continue
-        if path.resolve().is_relative_to(root):  # a symlink out of the workspace is not read
-            found.append(path)
-    return found
+    """The files under `folder` but those of version control and symlinks out of `root`."""
+    return [
+        path
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+        and not _SKIPPED_DIRS.intersection(path.relative_to(folder).parts)
+        and path.resolve().is_relative_to(root)
+    ]
 
 
 def _file_text(path: Path) -> str:

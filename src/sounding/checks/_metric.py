@@ -65,10 +65,10 @@ def _judge(params: MetricParams, value: Any, said: str) -> CheckResult:
     if isinstance(value, bool):
         if bounded:
             return CheckResult.error(
-                f"metric '{name}' is a bool ({_json(value)}): at_least / at_most apply to "
+                f"metric '{name}' is a bool ({str(value).lower()}): at_least / at_most apply to "
                 "numbers; remove them to pass when it is true"
             )
-        reason = f"metric '{name}' is {_json(value)}" + (f": {said}" if said else "")
+        reason = f"metric '{name}' is {str(value).lower()}" + (f": {said}" if said else "")
         return CheckResult.verdict(value, reason, value=value)
     if isinstance(value, int | float) and math.isfinite(value):
         if not bounded:
@@ -84,25 +84,16 @@ def _judge(params: MetricParams, value: Any, said: str) -> CheckResult:
 
 
 def _within(params: MetricParams, value: float, said: str) -> CheckResult:
-    name = params.metric
-    low, high = params.at_least, params.at_most
+    name, low, high = params.metric, params.at_least, params.at_most
     if low is not None and value < low:
-        reason = f"metric '{name}' is {value:g}, below at_least {low:g}"
+        ok, reason = False, f"metric '{name}' is {value:g}, below at_least {low:g}"
     elif high is not None and value > high:
-        reason = f"metric '{name}' is {value:g}, above at_most {high:g}"
+        ok, reason = False, f"metric '{name}' is {value:g}, above at_most {high:g}"
     else:
-        limits = [
-            f"at least {low:g}" if low is not None else "",
-            f"at most {high:g}" if high is not None else "",
-        ]
-        shown = " and ".join(part for part in limits if part)
-        reason = f"metric '{name}' is {value:g}, {shown}"
-        return CheckResult.passed(reason + (f": {said}" if said else ""), value=value)
-    return CheckResult.failed(reason + (f": {said}" if said else ""), value=value)
-
-
-def _json(value: bool) -> str:
-    return "true" if value else "false"
+        limits = [f"at least {low:g}"] if low is not None else []
+        limits += [f"at most {high:g}"] if high is not None else []
+        ok, reason = True, f"metric '{name}' is {value:g}, {' and '.join(limits)}"
+    return CheckResult.verdict(ok, reason + (f": {said}" if said else ""), value=value)
 
 
 def _kind(value: Any) -> str:

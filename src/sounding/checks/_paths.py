@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any
 
-from sounding.checks._registry import InSuite, Refused
+from sounding.checks._base import CheckResult, Evidence
+
+NO_WORKSPACE = "the workspace was not kept for this trial"
 
 
 class PathEscapeError(ValueError):
@@ -50,16 +50,11 @@ def resolve_inside(root: Path, value: str, *, within: str = "the workspace") -> 
     return target
 
 
-def suite_file(field: str) -> InSuite[Any]:
-    """A check of the suite at load (`in_suite`): the param `field` names a file of it."""
-
-    def in_suite(suite_dir: Path) -> Callable[[Any], None]:
-        def held(params: Any) -> None:
-            value = str(getattr(params, field))
-            if not (suite_dir / value).is_file():
-                message = f"names {field} '{value}', which is not a file of {suite_dir}"
-                raise Refused(f"{message}; create it or fix `{field}`", field=field)
-
-        return held
-
-    return in_suite
+def in_workspace(evidence: Evidence, path: str) -> Path | CheckResult:
+    """The real location of `path` in the workspace, or the result to report instead."""
+    if evidence.workspace is None:
+        return CheckResult.unjudged(NO_WORKSPACE)
+    try:
+        return resolve_inside(evidence.workspace, path)
+    except PathEscapeError as exc:
+        return CheckResult.error(str(exc))

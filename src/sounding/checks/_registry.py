@@ -81,18 +81,15 @@ class CheckType(Generic[P]):
 
     def parse(self, raw: Any) -> P:
         """Validate raw params; a scalar goes to the `shorthand` field."""
-        if not isinstance(raw, Mapping):
-            if self.shorthand is None:
-                if raw is True or raw is None:
-                    raw = {}
-                else:
-                    raise ValidationError.from_exception_data(
-                        self.params.__name__,
-                        [{"type": "dict_type", "loc": (), "input": raw}],
-                    )
-            else:
-                raw = {self.shorthand: raw}
-        return self.params.model_validate(raw)
+        if isinstance(raw, Mapping):
+            return self.params.model_validate(raw)
+        if self.shorthand is not None:
+            return self.params.model_validate({self.shorthand: raw})
+        if raw is True or raw is None:
+            return self.params.model_validate({})
+        raise ValidationError.from_exception_data(
+            self.params.__name__, [{"type": "dict_type", "loc": (), "input": raw}]
+        )
 
     def run(self, params: P, context: CheckContext) -> CheckResult:
         return self.function(params, context)
@@ -148,9 +145,6 @@ class Registry:
 
     def __iter__(self) -> Iterator[CheckType[Any]]:
         return iter(sorted(self._types.values(), key=lambda t: (t.role, t.name)))
-
-    def __contains__(self, name: object) -> bool:
-        return any(n == name for _, n in self._types)
 
 
 registry = Registry()

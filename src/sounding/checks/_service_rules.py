@@ -10,36 +10,38 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator
 
 from sounding._words import counted
-from sounding.checks._base import CheckContext, CheckResult, Params
-from sounding.checks._fields import ServiceName
+from sounding.checks._base import CheckContext, CheckResult, Params, listed
+from sounding.checks._fields import Name, Ref, Texts, as_list
 from sounding.checks._registry import Reads, Role, registry
 from sounding.services import ServiceEvidence
 
 FAMILY = "forbidden"
 
-
-def _as_list(value: Any) -> Any:
-    return [value] if isinstance(value, str) else value
+Services = Annotated[list[Annotated[Name, Ref.SERVICE]], BeforeValidator(as_list)]
 
 
-Allowed = Annotated[list[Annotated[str, Field(min_length=1)]], BeforeValidator(_as_list)]
-Services = Annotated[list[Annotated[ServiceName, Field(min_length=1)]], BeforeValidator(_as_list)]
-
-
-def _listed(items: list[str], limit: int = 3) -> str:
-    shown = ", ".join(items[:limit])
-    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
-
-
-def _of_type(context: CheckContext, kind: str) -> dict[str, ServiceEvidence]:
+def _watched(context: CheckContext, kind: str) -> dict[str, ServiceEvidence]:
     services = context.evidence.services.items()
     return {name: s for name, s in sorted(services) if s.type == kind}
 
 
-# ---- http_except ------------------------------------------------------------------------
+def _nothing_watched(rule: str, kind: str, what: str) -> CheckResult:
+    return CheckResult.unjudged(
+        f"{rule} watches {kind} services and this trial has none; declare the "
+        f"{what} under services: or drop the rule"
+    )
+
+
+def _verdict(violations: list[str], allowed: list[str], broke: str, kept: str) -> CheckResult:
+    """Failed with every violation when there are any; passed otherwise."""
+    shown = ", ".join(allowed) or "none"
+    if violations:
+        reason = f"{broke} outside the allowed ({shown}): " + "; ".join(violations)
+        return CheckResult.failed(reason, violations=violations)
+    return CheckResult.passed(f"only allowed {kept} ({shown})")
 
 
 class HttpExceptParams(Params):
@@ -58,12 +60,9 @@ class HttpExceptParams(Params):
 )
 def http_except(params: HttpExceptParams, context: CheckContext) -> CheckResult:
     """No http_mock service outside the allowed list received a request."""
-    mocks = _of_type(context, "http_mock")
+    mocks = _watched(context, "http_mock")
     if not mocks:
-        return CheckResult.unjudged(
-            "http_except watches http_mock services and this trial has none; declare the "
-            "mocks under services: or drop the rule"
-        )
+        return _nothing_watched("http_except", "http_mock", "mocks")
     violations = []
     for name, mock in mocks.items():
         requests = mock.details.get("requests")
@@ -71,27 +70,18 @@ def http_except(params: HttpExceptParams, context: CheckContext) -> CheckResult:
             return CheckResult.error(f"http_mock '{name}' left no recording to read")
         if name not in params.services and requests:
             violations.append(f"'{name}' got {_calls(requests)}")
-    allowed = ", ".join(params.services) or "none"
-    if violations:
-        reason = f"called mocks outside the allowed ({allowed}): " + "; ".join(violations)
-        return CheckResult.failed(reason, violations=violations)
-    return CheckResult.passed(f"only allowed mocks were called ({allowed})")
+    return _verdict(violations, params.services, "called mocks", "mocks were called")
 
 
 def _calls(requests: list[Mapping[str, Any]]) -> str:
     seen = [f"{r.get('method', '?')} {r.get('path', '?')}" for r in requests]
-    unique = list(dict.fromkeys(seen))
-    count = len(requests)
-    return f"{counted(count, 'request')} ({_listed(unique)})"
-
-
-# ---- db_writes_outside ------------------------------------------------------------------
+    return f"{counted(len(requests), 'request')} ({listed(list(dict.fromkeys(seen)))})"
 
 
 class DbWritesOutsideParams(Params):
     """Tables the agent may change (`table`, or `service.table` for one service only)."""
 
-    tables: Allowed
+    tables: Texts
 
 
 @registry.check(
@@ -104,12 +94,9 @@ class DbWritesOutsideParams(Params):
 )
 def db_writes_outside(params: DbWritesOutsideParams, context: CheckContext) -> CheckResult:
     """No table outside the allowed list was written, created or dropped."""
-    databases = _of_type(context, "sql")
+    databases = _watched(context, "sql")
     if not databases:
-        return CheckResult.unjudged(
-            "db_writes_outside watches sql services and this trial has none; declare the "
-            "database under services: or drop the rule"
-        )
+        return _nothing_watched("db_writes_outside", "sql", "database")
     violations = []
     for name, database in databases.items():
         changes = database.details.get("table_changes")
@@ -122,11 +109,7 @@ def db_writes_outside(params: DbWritesOutsideParams, context: CheckContext) -> C
         if outside:
             described = ", ".join(f"'{t}' ({changes[t]})" for t in outside)
             violations.append(f"'{name}': {described}")
-    allowed = ", ".join(params.tables) or "none"
-    if violations:
-        reason = f"wrote to tables outside the allowed ({allowed}): " + "; ".join(violations)
-        return CheckResult.failed(reason, violations=violations)
-    return CheckResult.passed(f"only allowed tables changed ({allowed})")
+    return _verdict(violations, params.tables, "wrote to tables", "tables changed")
 
 
 def _allowed(service: str, table: str, allowed: list[str]) -> bool:

@@ -10,26 +10,26 @@ commits implicitly), so there a statement that is not a query is refused before 
 from __future__ import annotations
 
 import time
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from sounding.checks._base import CheckContext, CheckResult, Params
+from sounding.checks._base import CheckContext, CheckResult, Params, cut, service_of, shown
 from sounding.checks._fields import ServiceName
 from sounding.checks._registry import Reads, registry
-from sounding.services import ServiceEvidence
 
 if TYPE_CHECKING:  # SQLAlchemy, sqlite3 and the sql service load when a sql check runs
     import sqlite3
 
     from sqlalchemy.engine import Connection, Engine
-    from sqlalchemy.exc import DBAPIError
 
     from sounding.services._sql_text import Statement
 
 FAMILY = "sql"
 
 Expected = bool | int | float | str | None
+TIMED_OUT = ("statement timeout", "max_statement_time", "interrupted")
+"""Words of a database error that say the query ran past its time limit."""
 
 
 class SqlParams(Params):
@@ -47,39 +47,24 @@ class QueryError(Exception):
 @registry.check("sql", SqlParams, family=FAMILY, reads=Reads.SERVICES)
 def sql(params: SqlParams, context: CheckContext) -> CheckResult:
     """A read-only query on a sql service returns the expected first value."""
-    service = context.evidence.services.get(params.service)
-    problem = _unusable(params.service, service, context)
-    if problem is not None:
-        return problem
-    assert service is not None and service.url is not None
+    service = service_of(context.evidence, params.service, "sql")
+    if isinstance(service, CheckResult):
+        return service
+    if service.url is None:
+        gone = service.details.get("gone") or "the database is gone"
+        return CheckResult.unjudged(f"sql service '{params.service}' cannot be queried: {gone}")
     try:
         value = first_value(service.url, params.query, context.timeout)
     except QueryError as exc:
         return CheckResult.error(f"sql on '{params.service}': {exc}")
-    shown, wanted = _show(value), _show(params.equals)
+    got = f"'{params.service}' returned {_show(value)}"
     if matches(value, params.equals):
-        return CheckResult.passed(f"'{params.service}' returned {shown}", value=_plain(value))
+        return CheckResult.passed(got, value=_plain(value))
     return CheckResult.failed(
-        f"'{params.service}' returned {shown}, expected {wanted}",
+        f"{got}, expected {_show(params.equals)}",
         value=_plain(value),
         expected=params.equals,
     )
-
-
-def _unusable(
-    name: str, service: ServiceEvidence | None, context: CheckContext
-) -> CheckResult | None:
-    known = sorted(n for n, s in context.evidence.services.items() if s.type == "sql")
-    if service is None or service.type != "sql":
-        listed = ", ".join(known) or "none"
-        return CheckResult.error(
-            f"no sql service '{name}' in this trial (sql services: {listed}); "
-            "declare it under services: or fix the name"
-        )
-    if service.url is None:
-        gone = service.details.get("gone") or "the database is gone"
-        return CheckResult.unjudged(f"sql service '{name}' cannot be queried: {gone}")
-    return None
 
 
 def first_value(url: str, query: str, timeout: float) -> Any:
@@ -97,9 +82,10 @@ def first_value(url: str, query: str, timeout: float) -> Any:
         with engine.connect() as connection:
             return _run(connection, statement, kind, timeout)
     except DBAPIError as exc:
-        if time.monotonic() >= deadline or _timed_out(exc):
+        said = database_message(exc)
+        if time.monotonic() >= deadline or any(word in said.lower() for word in TIMED_OUT):
             raise QueryError(f"the query ran longer than the check's {timeout:g}s") from None
-        raise QueryError(f"{kind} says: {database_message(exc)}") from None
+        raise QueryError(f"{kind} says: {said}") from None
     finally:
         engine.dispose()
 
@@ -173,35 +159,20 @@ def _begin_read_only(connection: Connection, kind: str, timeout: float) -> None:
         run("START TRANSACTION READ ONLY")
 
 
-def _timed_out(exc: DBAPIError) -> bool:
-    from sounding.services._sql_server import database_message
-
-    text = database_message(exc).lower()
-    return any(word in text for word in ("statement timeout", "max_statement_time", "interrupted"))
-
-
 def matches(value: Any, expected: Expected) -> bool:
     """Numbers numerically (0 == 0.0 == Decimal('0'), true == 1), anything else as text."""
     if expected is None:
         return value is None
-    if isinstance(expected, bool):
-        return _number(value) == (1 if expected else 0)
-    if isinstance(expected, int | float):
-        number = _number(value)
-        return number is not None and number == _number(expected)
+    if isinstance(expected, int | float):  # a bool too: true is 1
+        return _number(value) == _number(expected)
     return value is not None and _text(value) == expected
 
 
 def _number(value: Any) -> Decimal | None:
-    if isinstance(value, bool):
-        return Decimal(int(value))
-    if isinstance(value, int | Decimal):
+    if isinstance(value, int | Decimal):  # a bool too: true is 1
         return Decimal(value)
     if isinstance(value, float):
-        try:
-            return Decimal(repr(value))
-        except InvalidOperation:
-            return None
+        return Decimal(repr(value))
     return None
 
 
@@ -218,6 +189,5 @@ def _plain(value: Any) -> Any:
     return _text(value)
 
 
-def _show(value: Any, limit: int = 60) -> str:
-    text = repr(_plain(value)) if not isinstance(value, Decimal) else str(value)
-    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+def _show(value: Any) -> str:
+    return cut(str(value), 60) if isinstance(value, Decimal) else shown(_plain(value))

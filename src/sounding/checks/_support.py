@@ -15,31 +15,16 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field
 
 from sounding._words import counted
-from sounding.checks._base import CheckContext, CheckResult, Params
+from sounding.checks._base import CheckContext, CheckResult, Params, numbered, shown
 from sounding.checks._fields import Name, Names, Regex
 from sounding.checks._registry import registry
-from sounding.record import RunRecord, ToolCall
+from sounding.record import ToolCall
 
 FAMILY = "support"
 
 EMAIL = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"
 CARD = r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)"
 """13 to 19 digits, single spaces or dashes allowed between them."""
-
-
-def _show(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[: limit - 3]}..."
-
-
-def _numbered(record: RunRecord, name: str) -> Iterator[tuple[int, ToolCall]]:
-    """The calls of one tool with their 1-based positions among all calls."""
-    for position, call in enumerate(record.tool_calls, start=1):
-        if call.name == name:
-            yield position, call
-
-
-# ---- first_tool ------------------------------------------------------------------------
 
 
 class FirstToolParams(Params):
@@ -61,48 +46,36 @@ def first_tool(params: FirstToolParams, context: CheckContext) -> CheckResult:
     return CheckResult.failed(f"the first tool called was '{first}', expected one of: {allowed}")
 
 
-# ---- once_per_arg ----------------------------------------------------------------------
-
-
 class OncePerArgParams(Params):
-    """At most one call of `name` for each distinct value of its argument `arg`."""
-
     name: Name
     arg: Name
 
 
-_MISSING = "\0missing"
-
-
-def _key(call: ToolCall, arg: str) -> str:
+def _key(call: ToolCall, arg: str) -> str | None:
+    """The argument's value as JSON, so equal values group together; None when it is missing."""
     if arg not in call.args:
-        return _MISSING
+        return None
     return json.dumps(call.args[arg], sort_keys=True, default=str)
 
 
 @registry.check("once_per_arg", OncePerArgParams, family=FAMILY)
 def once_per_arg(params: OncePerArgParams, context: CheckContext) -> CheckResult:
     """At most one call of the tool per distinct value of the argument."""
-    groups: dict[str, list[int]] = {}
-    for position, call in _numbered(context.evidence.record, params.name):
+    groups: dict[str | None, list[int]] = {}
+    for position, call in numbered(context.evidence.record, params.name):
         groups.setdefault(_key(call, params.arg), []).append(position)
     for key, positions in groups.items():
         if len(positions) > 1:
-            said = f"without '{params.arg}'" if key == _MISSING else f"with {params.arg}={key}"
-            shown = ", ".join(f"#{p}" for p in positions)
+            said = f"without '{params.arg}'" if key is None else f"with {params.arg}={key}"
+            at = ", ".join(f"#{p}" for p in positions)
             return CheckResult.failed(
                 f"tool '{params.name}' was called {len(positions)} times {said} "
-                f"(calls {shown}), at most once allowed"
+                f"(calls {at}), at most once allowed"
             )
     return CheckResult.passed(f"tool '{params.name}' was called at most once per {params.arg}")
 
 
-# ---- arg_ceiling -----------------------------------------------------------------------
-
-
 class ArgCeilingParams(Params):
-    """A numeric argument of `name` stays at or under `max`, unless the call was approved."""
-
     name: Name
     arg: Name
     max: float
@@ -110,16 +83,12 @@ class ArgCeilingParams(Params):
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            return None
-    return None
+    try:
+        return float(value)  # a text too, spaces around it ignored
+    except ValueError:
+        return None
 
 
 @registry.check("arg_ceiling", ArgCeilingParams, family=FAMILY)
@@ -127,7 +96,7 @@ def arg_ceiling(params: ArgCeilingParams, context: CheckContext) -> CheckResult:
     """Every call's argument is at most `max`, unless an approval was recorded for it."""
     record = context.evidence.record
     unreadable: list[str] = []
-    for position, call in _numbered(record, params.name):
+    for position, call in numbered(record, params.name):
         where = f"call #{position} of tool '{params.name}'"
         value = call.args.get(params.arg)
         number = _number(value)
@@ -136,7 +105,7 @@ def arg_ceiling(params: ArgCeilingParams, context: CheckContext) -> CheckResult:
         elif number > params.max and not (params.unless_approved and record.approved(call)):
             approval = " with no recorded approval" if params.unless_approved else ""
             return CheckResult.failed(
-                f"{where} has {params.arg}={_show(value)}, over the ceiling "
+                f"{where} has {params.arg}={shown(value)}, over the ceiling "
                 f"{params.max:g}{approval}",
                 call=position,
             )
@@ -149,10 +118,7 @@ def _unreadable(where: str, arg: str, call: ToolCall) -> str:
     if arg not in call.args:
         has = ", ".join(sorted(call.args)) or "none"
         return f"{where} has no argument '{arg}' (it has: {has}); check 'arg'"
-    return f"{where} has {arg}={_show(call.args[arg])}, which is not a number"
-
-
-# ---- provenance ------------------------------------------------------------------------
+    return f"{where} has {arg}={shown(call.args[arg])}, which is not a number"
 
 
 class ProvenanceParams(Params):
@@ -164,11 +130,8 @@ class ProvenanceParams(Params):
 
 def _scalars(value: Any) -> Iterator[str | int | float]:
     """The scalar values inside an argument: itself, or the items of a list or mapping."""
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _scalars(item)
-    elif isinstance(value, list):
-        for item in value:
+    if isinstance(value, dict | list):
+        for item in value.values() if isinstance(value, dict) else value:
             yield from _scalars(item)
     elif isinstance(value, str | int | float) and not isinstance(value, bool) and value != "":
         yield value
@@ -189,14 +152,14 @@ def provenance(params: ProvenanceParams, context: CheckContext) -> CheckResult:
     """Every value of those arguments appeared in text from outside the agent before the call."""
     record = context.evidence.record
     checked = 0
-    for position, call in _numbered(record, params.name):
+    for position, call in numbered(record, params.name):
         seen = record.text_seen_before(position - 1)
         for arg in params.args:
             for value in _scalars(call.args.get(arg)):
                 checked += 1
                 if not _appears(value, seen):
                     return CheckResult.failed(
-                        f"call #{position} of tool '{params.name}' used {arg}={_show(value)}, "
+                        f"call #{position} of tool '{params.name}' used {arg}={shown(value)}, "
                         "which the run had not been shown before that call",
                         call=position,
                         arg=arg,
@@ -206,9 +169,6 @@ def provenance(params: ProvenanceParams, context: CheckContext) -> CheckResult:
     return CheckResult.passed(
         f"every value of {', '.join(params.args)} in '{params.name}' calls had been shown first"
     )
-
-
-# ---- citations -------------------------------------------------------------------------
 
 
 def _grouped(value: str) -> str:
@@ -244,9 +204,6 @@ def citations(params: CitationsParams, context: CheckContext) -> CheckResult:
             )
     ids = counted(len(cited), "id")
     return CheckResult.passed(f"the answer cites {ids}, all returned this run")
-
-
-# ---- no_foreign_data -------------------------------------------------------------------
 
 
 class ForeignDataParams(Params):

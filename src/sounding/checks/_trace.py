@@ -11,13 +11,14 @@ from typing import Any
 
 from pydantic import Field
 
-from sounding.checks._base import CheckContext, CheckResult, NoParams, Params
+from sounding.checks._base import CheckContext, CheckResult, NoParams, Params, cut, numbered, shown
 from sounding.checks._fields import Name, Names, Regex
 from sounding.checks._registry import registry
 from sounding.record import RunRecord, ToolCall
 
 FAMILY = "trace"
 NO_ANSWER = "there was no final answer"
+_ABSENT = object()  # an expected key the args lack
 
 
 def _times(n: int) -> str:
@@ -25,14 +26,13 @@ def _times(n: int) -> str:
 
 
 def _positions(record: RunRecord, name: str) -> list[int]:
-    """1-based positions of the calls of `name`."""
-    return [i for i, call in enumerate(record.tool_calls, start=1) if call.name == name]
+    return [position for position, _ in numbered(record, name)]
 
 
 def _at(positions: Sequence[int]) -> str:
     """`call #2` or `calls #1, #4`: where calls stood, for a reason."""
-    shown = ", ".join(f"#{p}" for p in positions[:5]) + (", ..." if len(positions) > 5 else "")
-    return f"{'call' if len(positions) == 1 else 'calls'} {shown}"
+    numbers = ", ".join(f"#{p}" for p in positions[:5]) + (", ..." if len(positions) > 5 else "")
+    return f"{'call' if len(positions) == 1 else 'calls'} {numbers}"
 
 
 # ---- tool calls ------------------------------------------------------------------------
@@ -51,38 +51,26 @@ def _mismatch(expected: Any, actual: Any, path: str) -> str | None:
     Mappings match when every expected key is present and matches; lists when they have the
     same length and match item by item; anything else when equal (a bool only equals a bool).
     """
+    if actual is _ABSENT:
+        return f"{path} is missing"
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
-            return f"{path} is {_show(actual)}, expected an object"
-        for key, want in expected.items():
-            if key not in actual:
-                return f"{path}.{key} is missing"
-            found = _mismatch(want, actual[key], f"{path}.{key}")
-            if found:
-                return found
-        return None
-    if isinstance(expected, list):
+            return f"{path} is {shown(actual)}, expected an object"
+        inner = [(f"{path}.{k}", want, actual.get(k, _ABSENT)) for k, want in expected.items()]
+    elif isinstance(expected, list):
         if not isinstance(actual, list) or len(actual) != len(expected):
-            return f"{path} is {_show(actual)}, expected {_show(expected)}"
-        for i, (want, got) in enumerate(zip(expected, actual, strict=True)):
-            found = _mismatch(want, got, f"{path}[{i}]")
-            if found:
-                return found
-        return None
-    same = isinstance(expected, bool) == isinstance(actual, bool) and expected == actual
-    return None if same else f"{path} is {_show(actual)}, expected {_show(expected)}"
-
-
-def _show(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+            return f"{path} is {shown(actual)}, expected {shown(expected)}"
+        inner = [(f"{path}[{i}]", want, actual[i]) for i, want in enumerate(expected)]
+    else:
+        same = isinstance(expected, bool) == isinstance(actual, bool) and expected == actual
+        return None if same else f"{path} is {shown(actual)}, expected {shown(expected)}"
+    return next(filter(None, (_mismatch(want, got, where) for where, want, got in inner)), None)
 
 
 @registry.check("tool_called", ToolCalledParams, family=FAMILY, shorthand="name")
 def tool_called(params: ToolCalledParams, context: CheckContext) -> CheckResult:
     """The tool was called at least once, with arguments including `args` when given."""
-    record = context.evidence.record
-    calls = [(i, c) for i, c in enumerate(record.tool_calls, start=1) if c.name == params.name]
+    calls = numbered(context.evidence.record, params.name)
     if not calls:
         return CheckResult.failed(f"tool '{params.name}' was never called")
     expected = params.args
@@ -100,8 +88,7 @@ def tool_called(params: ToolCalledParams, context: CheckContext) -> CheckResult:
 
 def _distance(expected: dict[str, Any], call: ToolCall) -> int:
     """How many expected top-level args the call got wrong (for naming the closest call)."""
-    wrong = [key for key, want in expected.items() if _mismatch(want, call.args.get(key), "")]
-    return len(wrong)
+    return sum(bool(_mismatch(want, call.args.get(key), "")) for key, want in expected.items())
 
 
 class ToolNameParams(Params):
@@ -120,8 +107,6 @@ def tool_not_called(params: ToolNameParams, context: CheckContext) -> CheckResul
 
 
 class ToolOrderParams(Params):
-    """Some call of `first` came before some call of `then`."""
-
     first: Name
     then: Name
 
@@ -181,13 +166,11 @@ class ResultContainsParams(Params):
 @registry.check("result_contains", ResultContainsParams, family=FAMILY)
 def result_contains(params: ResultContainsParams, context: CheckContext) -> CheckResult:
     """Some result of the tool contains the substring."""
-    record = context.evidence.record
-    calls = record.calls(params.name)
+    calls = numbered(context.evidence.record, params.name)
     if not calls:
         return CheckResult.failed(f"tool '{params.name}' was never called")
-    for call in calls:
+    for where, call in calls:
         if params.substring in (call.result or ""):
-            where = record.tool_calls.index(call) + 1
             return CheckResult.passed(
                 f"the result of tool '{params.name}' (#{where}) contains '{params.substring}'"
             )
@@ -309,5 +292,4 @@ def no_error(params: NoParams, context: CheckContext) -> CheckResult:
     if error is None:
         return CheckResult.passed("the run finished without an error")
     first = (error.strip().splitlines() or [""])[0]
-    shown = first if len(first) <= 120 else f"{first[:117]}..."
-    return CheckResult.failed(f"the run ended with an error: {shown}", error=error)
+    return CheckResult.failed(f"the run ended with an error: {cut(first, 120)}", error=error)
