@@ -218,7 +218,7 @@ print("refunded")
 
 CASE = """
 services:
-  - {name: payments, type: http_mock, record: true}
+  - {name: payments, type: http_mock, record: true, routes: [{method: POST, path: /v1/refunds}]}
 scenarios:
   - id: refund
     user: refund order 7

@@ -68,7 +68,7 @@ def test_a_trial_with_no_score_is_an_error_with_its_reason(tmp_path: Path) -> No
 def test_no_secret_reaches_trial_json_even_where_json_escapes_it(tmp_path: Path) -> None:
     secret = 'tok"en\\with-escapes'
     record = RunRecord(final_answer=f"my key is {secret}", user_turns=["hi"])
-    write_trial(tmp_path, _trial(record=record), {"API_TOKEN": secret})
+    write_trial(tmp_path, _trial(record=record).redacted({"API_TOKEN": secret}))
     text = (tmp_path / "trial.json").read_text()
     assert json.dumps(secret)[1:-1] not in text and "[secret API_TOKEN]" in text
     assert read_trial(tmp_path).record == RunRecord(
