@@ -23,7 +23,7 @@ from sounding.store._layout import (
     RunLayout,
     TrialKey,
 )
-from sounding.store._trial import Trial, read_trial, trial_exists
+from sounding.store._trial import Trial, read_trial
 
 MEASURES_SCHEMA = "sounding.measures/1"
 RUN_FILE, SUMMARY_FILE, MEASURES_FILE = "run.json", "summary.json", "measures.json"
@@ -81,8 +81,10 @@ def finished_trials(run_dir: Path, plan: RunPlan) -> Iterator[tuple[Path, Trial]
     layout = plan.layout(run_dir)
     for key in plan.trials:
         folder = layout.trial_dir(key)
-        if trial_exists(folder):
+        try:
             yield folder, read_trial(folder)
+        except FileNotFoundError:
+            continue
 
 
 class ScenarioSummary(ScenarioResult):
