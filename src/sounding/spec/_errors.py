@@ -62,9 +62,6 @@ class SpecError(Exception):
         self.problems = _in_order(problems)
         super().__init__("\n".join(str(problem) for problem in self.problems))
 
-    def __str__(self) -> str:
-        return "\n".join(str(problem) for problem in self.problems)
-
 
 def _in_order(problems: Iterable[Problem]) -> list[Problem]:
     """Each problem once, files in the order met, lines in order within a file."""
@@ -81,10 +78,7 @@ class Locator:
         self.lines = lines
 
     def line(self, key: KeyPath) -> int | None:
-        found = self.lines.get(key)
-        if found is not None:
-            return found
-        for end in range(len(key) - 1, -1, -1):
+        for end in range(len(key), -1, -1):
             found = self.lines.get(key[:end])
             if found is not None:
                 return found
