@@ -95,7 +95,7 @@ class CheckResolver:
             message = f"unknown {kind} '{name}'"
             if not exc.known:
                 message += f": no {kind} is registered (is `sounding.checks` imported?)"
-            self._add(key, message, allowed=exc.known, closest=exc.closest)
+            self._add(key, message, allowed=exc.known, typo=name)
             return None
 
     def _parse(self, check_type: CheckType[Any], raw: Any, key: KeyPath) -> Params | None:

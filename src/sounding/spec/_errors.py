@@ -85,16 +85,9 @@ class Locator:
         return None
 
     def problem(
-        self,
-        key: KeyPath,
-        message: str,
-        *,
-        allowed: Iterable[str] = (),
-        typo: str | None = None,
-        closest: str | None = None,
+        self, key: KeyPath, message: str, *, allowed: Iterable[str] = (), typo: str | None = None
     ) -> Problem:
         """A problem at `key`; `typo` is the wrong name, matched against `allowed`."""
         names = tuple(allowed)
-        if typo is not None and closest is None:
-            closest = closest_match(typo, names)
+        closest = None if typo is None else closest_match(typo, names)
         return Problem(self.file, self.line(key), render_key(key), message, names, closest)

@@ -135,7 +135,8 @@ class _Resolver:
         command = self._command(raw) if raw.mode == "script" else []
         if raw.rubric is not None:
             self._check_rubric(raw.rubric)
-        self._check_pieces(raw.pieces)
+        if raw.pieces is not None:
+            self._check_pieces(raw.pieces)
         if len(self.problems) > self.before:
             return None
         return ValidatorSpec(
@@ -227,12 +228,12 @@ class _Resolver:
         elif self.suite_dir is not None and not (self.suite_dir / rubric).is_file():
             self.add(key, f"rubric '{rubric}' is not a file in {self.suite_dir}: fix the path")
 
-    def _check_pieces(self, pieces: list[Piece] | None) -> None:
+    def _check_pieces(self, pieces: list[Piece]) -> None:
         key = (*self.key, "pieces")
-        if pieces is not None and not pieces:
+        if not pieces:
             self.add(key, "is empty: name what the judge reads (prompt, response, diff)")
-        for position, piece in enumerate(pieces or []):
-            if pieces is not None and pieces.index(piece) != position:
+        for position, piece in enumerate(pieces):
+            if piece in pieces[:position]:
                 self.add((*key, position), f"'{piece}' is listed twice")
 
 

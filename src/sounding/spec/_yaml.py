@@ -8,7 +8,7 @@ of 5,000 scenarios that tree alone costs more than everything else the loader do
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import yaml
@@ -37,8 +37,15 @@ except ImportError:  # pragma: no cover - libyaml missing: the pure-Python parse
 _TAG = "tag:yaml.org,2002:"
 _RESOLVER = Resolver()
 _CONSTRUCT = SafeConstructor()
+_SCALARS: dict[str, Callable[[ScalarNode], Any]] = {
+    _TAG + "str": _CONSTRUCT.construct_scalar,
+    _TAG + "timestamp": _CONSTRUCT.construct_scalar,  # kept as written: `ref: 2024-01-01`
+    _TAG + "null": _CONSTRUCT.construct_yaml_null,
+    _TAG + "bool": _CONSTRUCT.construct_yaml_bool,
+    _TAG + "int": _CONSTRUCT.construct_yaml_int,
+    _TAG + "float": _CONSTRUCT.construct_yaml_float,
+}
 _KINDS = {MappingStartEvent: "map", SequenceStartEvent: "seq"}
-_UNREAD = object()  # a tag this reader refuses
 
 
 def read_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
@@ -72,21 +79,6 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, file: str) -> Problem:
         f"YAML syntax error at column {mark.column + 1}: {what} "
         "(check the indentation and quoting on this line and the one before)",
     )
-
-
-def _typed(tag: str, text: str) -> Any:
-    """The value of a scalar of `tag`, or `_UNREAD`; a timestamp stays text."""
-    if tag == _TAG + "str" or tag == _TAG + "timestamp":  # `ref: 2024-01-01` stays text
-        return text
-    if tag == _TAG + "null":
-        return None
-    if tag == _TAG + "bool":
-        return _CONSTRUCT.bool_values[text.lower()]
-    if tag == _TAG + "int":
-        return _CONSTRUCT.construct_yaml_int(ScalarNode(tag, text))
-    if tag == _TAG + "float":
-        return _CONSTRUCT.construct_yaml_float(ScalarNode(tag, text))
-    return _UNREAD
 
 
 def _line(event: Event) -> int:
@@ -136,11 +128,11 @@ class _Builder:
         tag = event.tag
         if tag is None or tag == "!":
             tag = _RESOLVER.resolve(ScalarNode, event.value, event.implicit)  # type: ignore[no-untyped-call]
-        value = _typed(tag, event.value)
-        if value is _UNREAD:
+        construct = _SCALARS.get(tag)
+        if construct is None:
             self._problem(path, f"unsupported YAML tag '{tag}': write a plain value", event)
             return event.value
-        return value
+        return construct(ScalarNode(tag, event.value))
 
     def _alias(self, event: AliasEvent, path: KeyPath) -> Any:
         if event.anchor not in self.anchors:
