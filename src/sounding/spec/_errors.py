@@ -66,16 +66,16 @@ class SpecError(Exception):
 def _in_order(problems: Iterable[Problem]) -> list[Problem]:
     """Each problem once, files in the order met, lines in order within a file."""
     unique = list(dict.fromkeys(problems))
-    files = {problem.file: rank for rank, problem in reversed(list(enumerate(unique)))}
-    return sorted(unique, key=lambda p: (files[p.file], p.line is None, p.line or 0))
+    files = list(dict.fromkeys(problem.file for problem in unique))
+    return sorted(unique, key=lambda p: (files.index(p.file), p.line is None, p.line or 0))
 
 
+@dataclass(frozen=True)
 class Locator:
     """Turns a key path into a `Problem` at the line where that key (or its parent) stands."""
 
-    def __init__(self, file: str, lines: Mapping[KeyPath, int]) -> None:
-        self.file = file
-        self.lines = lines
+    file: str
+    lines: Mapping[KeyPath, int]
 
     def line(self, key: KeyPath) -> int | None:
         for end in range(len(key), -1, -1):

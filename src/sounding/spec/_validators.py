@@ -40,10 +40,13 @@ _MODE_KEYS: dict[str, tuple[str, ...]] = {
     "judge": ("rubric", "pieces", "model", "types"),
     "form": ("types",),
 }
-_REQUIRED: dict[str, tuple[str, ...]] = {
-    "script": ("command",),
-    "judge": ("rubric", "pieces"),
-    "form": (),
+_REQUIRED: dict[str, dict[str, str]] = {  # each mode's required keys, with an example
+    "script": {"command": ", like `command: checks/scope.py` (a program of the suite folder)"},
+    "judge": {
+        "rubric": ", like `rubric: rubrics/note.md` (a file of the suite folder)",
+        "pieces": ", like `pieces: [prompt, response, diff]`",
+    },
+    "form": {},
 }
 
 
@@ -159,9 +162,9 @@ class _Resolver:
                 owner = next(m for m, keys in _MODE_KEYS.items() if name in keys)
                 message = f"`{name}` is for mode {owner}; a {raw.mode} validator takes"
                 self.add((*self.key, name), f"{message} {', '.join(allowed)}")
-        for name in _REQUIRED[raw.mode]:
+        for name, example in _REQUIRED[raw.mode].items():
             if name not in item:
-                self.add(self.key, f"a {raw.mode} validator needs `{name}`{_EXAMPLES[name]}")
+                self.add(self.key, f"a {raw.mode} validator needs `{name}`{example}")
         if raw.name is not None and not _NAME.match(raw.name):
             message = f"'{raw.name}' may use only letters, digits, '_', '.' and '-'"
             self.add((*self.key, "name"), message)
@@ -235,13 +238,6 @@ class _Resolver:
         for position, piece in enumerate(pieces):
             if piece in pieces[:position]:
                 self.add((*key, position), f"'{piece}' is listed twice")
-
-
-_EXAMPLES = {
-    "command": ", like `command: checks/scope.py` (a program of the suite folder)",
-    "rubric": ", like `rubric: rubrics/note.md` (a file of the suite folder)",
-    "pieces": ", like `pieces: [prompt, response, diff]`",
-}
 
 
 def _metric_refusal(metric: str, seen: set[str]) -> str | None:
