@@ -91,9 +91,6 @@ class _Block(NamedTuple):
     forbidden: dict[str, Assertion]
     scoring: dict[str, Any]
     workspace: dict[str, Any]
-    test_command: str | None
-    prepare: list[str] | None
-    env: dict[str, str]
 
 
 def _numbered(kind: str, specs: list[CheckSpec]) -> list[Assertion]:
@@ -233,9 +230,6 @@ class _CaseResolver:
             forbidden=self._rules(raw.forbidden, base),
             scoring=raw.scoring.model_dump(exclude_none=True) if raw.scoring else {},
             workspace=_workspace_keys(raw.workspace),
-            test_command=raw.test_command,
-            prepare=raw.prepare,
-            env=raw.env,
         )
 
     def _invariants(self, raw: RawBlock, base: KeyPath) -> dict[str, Invariant]:
@@ -300,17 +294,16 @@ class _CaseResolver:
         self, raw: RawScenario, index: int, case: _Block, workspace: Workspace
     ) -> Scenario:
         base: KeyPath = ("scenarios", index)
-        own = self._block(raw, base)
-        defaults = self.raw.defaults
-        trials = raw.trials or defaults.trials or 1
+        own, top = self._block(raw, base), self.raw
+        trials = raw.trials or top.defaults.trials or 1
         scoring = Scoring(**{**case.scoring, **own.scoring})
         self._check_k(scoring, trials, raw.id, base if "k" in own.scoring else ())
         return Scenario(
             id=raw.id,
             user=self._turns(raw, base),
             trials=trials,
-            timeout=raw.timeout or defaults.timeout or 600.0,
-            check_timeout=raw.check_timeout or defaults.check_timeout or 30.0,
+            timeout=raw.timeout or top.defaults.timeout or 600.0,
+            check_timeout=raw.check_timeout or top.defaults.check_timeout or 30.0,
             invariants=list({**case.invariants, **own.invariants}.values()),
             expect=_numbered("expect", [*case.expect, *own.expect]),
             leads=_numbered("lead", [*case.leads, *own.leads]),
@@ -319,9 +312,9 @@ class _CaseResolver:
             workspace=Workspace(**{**case.workspace, **own.workspace})
             if own.workspace
             else workspace,
-            test_command=own.test_command if own.test_command is not None else case.test_command,
-            prepare=own.prepare if own.prepare is not None else list(case.prepare or []),
-            env={**case.env, **own.env},
+            test_command=raw.test_command if raw.test_command is not None else top.test_command,
+            prepare=raw.prepare if raw.prepare is not None else list(top.prepare or []),
+            env={**top.env, **raw.env},
             line=self.locator.line(base),
         )
 

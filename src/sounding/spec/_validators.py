@@ -200,26 +200,24 @@ class _Resolver:
         return words
 
     def _check_program(self, program: str, key: KeyPath) -> None:
+        """A program of the suite folder must be a file of it, and executable; a bare name
+        that is no file of it is a program on PATH, found when it runs."""
         relative = program.removeprefix(SUITE_PLACEHOLDER + "/")
-        if "/" not in relative and relative == program:
-            if self.suite_dir is not None and (self.suite_dir / program).is_file():
-                self._check_executable(self.suite_dir / program, program, key)
-            return  # a program on PATH, found when it runs
-        refusal = path_refusal(relative, "the suite folder")
+        bare = "/" not in relative and relative == program
+        refusal = None if bare else path_refusal(relative, "the suite folder")
         if refusal is not None:
             self.add(key, refusal)
-        elif self.suite_dir is not None:
-            path = self.suite_dir / relative
-            if not path.is_file():
+            return
+        if self.suite_dir is None:
+            return
+        path = self.suite_dir / relative
+        if not path.is_file():
+            if not bare:
                 self.add(key, f"validator '{relative}' does not exist in {self.suite_dir}")
-            else:
-                self._check_executable(path, relative, key)
-
-    def _check_executable(self, path: Path, shown: str, key: KeyPath) -> None:
-        if not os.access(path, os.X_OK):
+        elif not os.access(path, os.X_OK):
             message = (
-                f"validator '{shown}' is not executable: run 'chmod +x {shown}' (and give it "
-                "a first line like '#!/usr/bin/env python3')"
+                f"validator '{relative}' is not executable: run 'chmod +x {relative}' (and give "
+                "it a first line like '#!/usr/bin/env python3')"
             )
             self.add(key, message)
 
