@@ -180,8 +180,8 @@ class _Builder:
     def _key(self, event: Event, path: KeyPath) -> None:
         """A key that is a list or a mapping: read past it and its value, and say so."""
         self.value(event, path)
-        self.value(next(self.events), path)
         self._problem(path, "a key must be plain text, not a list or a mapping", event)
+        self.value(next(self.events), path)
 
     def _merged(self, event: Event, path: KeyPath) -> dict[str, Any]:
         """The keys a `<<: *anchor` (or `<<: [*a, *b]`) brings in; earlier sources win."""
