@@ -28,6 +28,18 @@ from sounding.spec._messages import validation_problems
 from sounding.spec._models import CheckSpec
 
 _ENTRY_EXAMPLE = "like `- tool_called: {name: lookup}` or `- no_error: true`"
+_UNDECLARED = {  # a name the case does not declare: what it is, when some are, when none is
+    Ref.SERVICE: (
+        "service",
+        "which `services:` does not declare",
+        "but this case declares no `services:`",
+    ),
+    Ref.METRIC: (
+        "metric",
+        "which no validator of this case declares",
+        "but this case declares no `validators:` (see docs/validators.md)",
+    ),
+}
 
 
 class CheckResolver:
@@ -44,9 +56,8 @@ class CheckResolver:
     ) -> None:
         self.registry = registry
         self.locator = locator
-        self.services = services
         self.problems = problems
-        self.metrics = metrics
+        self.declared = {Ref.SERVICE: services, Ref.METRIC: metrics}
 
     def entry(self, item: Any, key: KeyPath) -> CheckSpec | None:
         """An `expect:` or `leads:` item: one check type mapped to its params."""
@@ -119,12 +130,11 @@ class CheckResolver:
             refusal = path_refusal(name, "the workspace")
             if refusal is not None:
                 self._add(where, refusal)
-        elif found.ref is Ref.SERVICE and name not in self.services:
-            message = _no_service(name, self.services)
-            self._add(where, message, allowed=sorted(self.services), typo=name)
-        elif found.ref is Ref.METRIC and name not in self.metrics:
-            message = _no_metric(name, self.metrics)
-            self._add(where, message, allowed=sorted(self.metrics), typo=name)
+        elif found.ref in self.declared and name not in self.declared[found.ref]:
+            known = self.declared[found.ref]
+            what, some, none = _UNDECLARED[found.ref]
+            message = f"names {what} '{name}', {some if known else none}"
+            self._add(where, message, allowed=sorted(known), typo=name)
 
     def _add(self, key: KeyPath, message: str, **hints: Any) -> None:
         self.problems.append(self.locator.problem(key, message, **hints))
@@ -143,17 +153,3 @@ def _entry_refusal(item: Any) -> str:
     if isinstance(item, str):
         return f"names '{item}' without params: write `- {item}: true`, or give its params"
     return f"must be one check type and its params, {_ENTRY_EXAMPLE} (got {item!r})"
-
-
-def _no_service(name: str, declared: Collection[str]) -> str:
-    if declared:
-        return f"names service '{name}', which `services:` does not declare"
-    return f"names service '{name}', but this case declares no `services:`"
-
-
-def _no_metric(name: str, declared: Collection[str]) -> str:
-    if declared:
-        return f"names metric '{name}', which no validator of this case declares"
-    return (
-        f"names metric '{name}', but this case declares no `validators:` (see docs/validators.md)"
-    )

@@ -343,9 +343,8 @@ class _CaseResolver:
 
 def _specs(scenario: Scenario) -> list[CheckSpec]:
     """Every check a scenario runs: invariants, expectations and leads."""
-    return [i.check for i in scenario.invariants] + [
-        a.check for a in (*scenario.expect, *scenario.leads)
-    ]
+    assertions = [*scenario.expect, *scenario.leads]
+    return [invariant.check for invariant in scenario.invariants] + [a.check for a in assertions]
 
 
 def _workspace_keys(workspace: RawWorkspace | None) -> dict[str, Any]:
