@@ -108,10 +108,8 @@ def _case_files(paths: Path | str | Iterable[Path | str]) -> tuple[list[Path], l
     files: list[Path] = []
     problems: list[Problem] = []
     for entry in map(Path, given):
-        if not entry.is_dir():
-            files.append(entry)  # load_case says what is wrong with it, if anything
-            continue
-        found = case_files(entry)
+        # a path that is no folder is read as a case file: load_case says what is wrong with it
+        found = case_files(entry) if entry.is_dir() else [entry]
         if not found:
             message = "holds no case files (*.yaml, *.yml, *.toml): add one or name another folder"
             problems.append(Problem(str(entry), None, "", message))

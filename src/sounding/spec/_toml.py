@@ -37,11 +37,10 @@ def _syntax_problem(exc: tomllib.TOMLDecodeError, file: str, text: str) -> Probl
     message = str(exc)
     found = _POSITION.search(message)
     what = _POSITION.sub("", message).strip()
-    if found is None:
-        line = text.count("\n") + 1
-        return Problem(file, line, "", f"TOML syntax error: {what}")
-    column = found.group(2)
-    return Problem(file, int(found.group(1)), "", f"TOML syntax error at column {column}: {what}")
+    if found is None:  # at the end of the document
+        return Problem(file, text.count("\n") + 1, "", f"TOML syntax error: {what}")
+    line, column = found.groups()
+    return Problem(file, int(line), "", f"TOML syntax error at column {column}: {what}")
 
 
 class _Scanner:

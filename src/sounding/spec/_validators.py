@@ -35,18 +35,18 @@ RESERVED_METRICS = frozenset({"passed", "composite"})
 _METRIC = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
 _COMMON = ("mode", "name", "metrics")
-_MODE_KEYS: dict[str, tuple[str, ...]] = {
-    "script": ("command", "timeout"),
-    "judge": ("rubric", "pieces", "model", "types"),
-    "form": ("types",),
-}
-_REQUIRED: dict[str, dict[str, str]] = {  # each mode's required keys, with an example
-    "script": {"command": ", like `command: checks/scope.py` (a program of the suite folder)"},
+_MODE_KEYS: dict[str, dict[str, str | None]] = {  # each mode's keys; a required one's example
+    "script": {
+        "command": ", like `command: checks/scope.py` (a program of the suite folder)",
+        "timeout": None,
+    },
     "judge": {
         "rubric": ", like `rubric: rubrics/note.md` (a file of the suite folder)",
         "pieces": ", like `pieces: [prompt, response, diff]`",
+        "model": None,
+        "types": None,
     },
-    "form": {},
+    "form": {"types": None},
 }
 
 
@@ -162,8 +162,8 @@ class _Resolver:
                 owner = next(m for m, keys in _MODE_KEYS.items() if name in keys)
                 message = f"`{name}` is for mode {owner}; a {raw.mode} validator takes"
                 self.add((*self.key, name), f"{message} {', '.join(allowed)}")
-        for name, example in _REQUIRED[raw.mode].items():
-            if name not in item:
+        for name, example in _MODE_KEYS[raw.mode].items():
+            if example is not None and name not in item:
                 self.add(self.key, f"a {raw.mode} validator needs `{name}`{example}")
         if raw.name is not None and not _NAME.match(raw.name):
             message = f"'{raw.name}' may use only letters, digits, '_', '.' and '-'"
