@@ -62,45 +62,32 @@ class SpecError(Exception):
         self.problems = _in_order(problems)
         super().__init__("\n".join(str(problem) for problem in self.problems))
 
-    def __str__(self) -> str:
-        return "\n".join(str(problem) for problem in self.problems)
-
 
 def _in_order(problems: Iterable[Problem]) -> list[Problem]:
     """Each problem once, files in the order met, lines in order within a file."""
     unique = list(dict.fromkeys(problems))
-    files = {problem.file: rank for rank, problem in reversed(list(enumerate(unique)))}
-    return sorted(unique, key=lambda p: (files[p.file], p.line is None, p.line or 0))
+    files = list(dict.fromkeys(problem.file for problem in unique))
+    return sorted(unique, key=lambda p: (files.index(p.file), p.line is None, p.line or 0))
 
 
+@dataclass(frozen=True)
 class Locator:
     """Turns a key path into a `Problem` at the line where that key (or its parent) stands."""
 
-    def __init__(self, file: str, lines: Mapping[KeyPath, int]) -> None:
-        self.file = file
-        self.lines = lines
+    file: str
+    lines: Mapping[KeyPath, int]
 
     def line(self, key: KeyPath) -> int | None:
-        found = self.lines.get(key)
-        if found is not None:
-            return found
-        for end in range(len(key) - 1, -1, -1):
+        for end in range(len(key), -1, -1):
             found = self.lines.get(key[:end])
             if found is not None:
                 return found
         return None
 
     def problem(
-        self,
-        key: KeyPath,
-        message: str,
-        *,
-        allowed: Iterable[str] = (),
-        typo: str | None = None,
-        closest: str | None = None,
+        self, key: KeyPath, message: str, *, allowed: Iterable[str] = (), typo: str | None = None
     ) -> Problem:
         """A problem at `key`; `typo` is the wrong name, matched against `allowed`."""
         names = tuple(allowed)
-        if typo is not None and closest is None:
-            closest = closest_match(typo, names)
+        closest = None if typo is None else closest_match(typo, names)
         return Problem(self.file, self.line(key), render_key(key), message, names, closest)

@@ -10,8 +10,8 @@ import re
 import shlex
 from pathlib import PurePosixPath, PureWindowsPath
 
-_OPERATORS = ("&&", "||", "|", ";", ">", "<", "&")
-_EXPANSION = re.compile(r"\$(?:[({]|[A-Za-z_]\w*)")
+_OPERATOR = re.compile(r"&&|\|\||[|;><&]")
+_EXPANSION = re.compile(r"`|\$(?:[({]|[A-Za-z_]\w*)")
 
 
 def path_refusal(value: str, root: str) -> str | None:
@@ -59,29 +59,14 @@ def shell_syntax(command: str) -> str | None:
         char = command[index]
         if quote == "'":
             quote = None if char == "'" else quote
-            index += 1
-            continue
-        if char == "\\":
-            index += 2
-            continue
-        found = _expansion(command, index) or (None if quote else _operator(command, index))
-        if found is not None:
-            return found
-        if char in "'\"":
-            quote = None if quote == char else (quote or char)
+        elif char == "\\":
+            index += 1  # the next character is taken as written
+        else:
+            found = _EXPANSION.match(command, index)
+            found = found or (None if quote else _OPERATOR.match(command, index))
+            if found is not None:
+                return found.group()
+            if char in "'\"":
+                quote = None if quote == char else (quote or char)
         index += 1
-    return None
-
-
-def _expansion(command: str, index: int) -> str | None:
-    if command[index] == "`":
-        return "`"
-    found = _EXPANSION.match(command, index)
-    return found.group() if found else None
-
-
-def _operator(command: str, index: int) -> str | None:
-    for operator in _OPERATORS:
-        if command.startswith(operator, index):
-            return operator
     return None

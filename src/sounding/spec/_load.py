@@ -7,33 +7,16 @@ problem found is reported at once, each at its file and line, as one `SpecError`
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from sounding.checks import Registry
-from sounding.checks import registry as default_registry
-from sounding.spec._errors import KeyPath, Locator, Problem, SpecError
+from sounding.spec._errors import KeyPath, Problem, SpecError
 from sounding.spec._models import Case
 from sounding.spec._resolve import resolve_data
 
-Reader = Callable[[str, str], tuple[Any, dict[KeyPath, int]]]
 CASE_SUFFIXES = (".yaml", ".yml", ".toml")
-
-
-def _read_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
-    from sounding.spec._yaml import read_yaml  # PyYAML loads with the first YAML case file
-
-    return read_yaml(text, file)
-
-
-def _read_toml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
-    from sounding.spec._toml import read_toml  # tomllib loads with the first TOML case file
-
-    return read_toml(text, file)
-
-
-_READERS: dict[str, Reader] = {".yaml": _read_yaml, ".yml": _read_yaml, ".toml": _read_toml}
 
 
 def load_case(
@@ -45,19 +28,8 @@ def load_case(
     are read from; they must then exist. `registry` defaults to the one of `sounding.checks`.
     """
     path = Path(path)
-    file = str(path)
-    reader = _READERS.get(path.suffix.lower())
-    if reader is None:
-        message = "is not a case file: name it *.yaml, *.yml or *.toml"
-        raise SpecError([Problem(file, None, "", message)])
-    data, lines = reader(_read(path), file)
-    return resolve_data(
-        data,
-        Locator(file, lines),
-        path=path,
-        suite_dir=suite_dir,
-        registry=default_registry if registry is None else registry,
-    )
+    data, lines = _parsed(path)
+    return resolve_data(data, lines, path=path, suite_dir=suite_dir, registry=registry)
 
 
 def resolve_case(
@@ -71,14 +43,7 @@ def resolve_case(
 
     The same checks run as for a file; problems name `path` and the key, without a line.
     """
-    path = Path(path)
-    return resolve_data(
-        data,
-        Locator(str(path), {}),
-        path=path,
-        suite_dir=suite_dir,
-        registry=default_registry if registry is None else registry,
-    )
+    return resolve_data(data, {}, path=Path(path), suite_dir=suite_dir, registry=registry)
 
 
 def load_cases(
@@ -102,6 +67,19 @@ def load_cases(
     if problems:
         raise SpecError(problems)
     return cases
+
+
+def _parsed(path: Path) -> tuple[Any, dict[KeyPath, int]]:
+    """The file's data and the line of each key; a parser loads with the first file it reads."""
+    suffix = path.suffix.lower()
+    if suffix == ".toml":
+        from sounding.spec._toml import read_toml as read
+    elif suffix in CASE_SUFFIXES:
+        from sounding.spec._yaml import read_yaml as read
+    else:
+        message = "is not a case file: name it *.yaml, *.yml or *.toml"
+        raise SpecError([Problem(str(path), None, "", message)])
+    return read(_read(path), str(path))
 
 
 def _read(path: Path) -> str:
@@ -130,10 +108,8 @@ def _case_files(paths: Path | str | Iterable[Path | str]) -> tuple[list[Path], l
     files: list[Path] = []
     problems: list[Problem] = []
     for entry in map(Path, given):
-        if not entry.is_dir():
-            files.append(entry)  # load_case says what is wrong with it, if anything
-            continue
-        found = case_files(entry)
+        # a path that is no folder is read as a case file: load_case says what is wrong with it
+        found = case_files(entry) if entry.is_dir() else [entry]
         if not found:
             message = "holds no case files (*.yaml, *.yml, *.toml): add one or name another folder"
             problems.append(Problem(str(entry), None, "", message))

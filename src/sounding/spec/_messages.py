@@ -23,6 +23,12 @@ _EXPECTED = {
     "model": "a mapping (key: value)",
     "model_attributes": "a mapping (key: value)",
 }
+_BOUNDS = {  # an error type, how it reads, and the key of its limit
+    "greater_than_equal": ("at least", "ge"),
+    "greater_than": ("more than", "gt"),
+    "less_than_equal": ("at most", "le"),
+    "less_than": ("less than", "lt"),
+}
 
 
 def validation_problems(
@@ -75,25 +81,15 @@ def _message(error: ErrorDetails) -> str:
     kind, value, ctx = error["type"], error["input"], error.get("ctx", {})
     if kind == "value_error":
         return str(ctx.get("error", error["msg"]))
-    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
-        return f"{_bound(kind, ctx)} (got {value!r})"
+    if kind in _BOUNDS:
+        phrase, key = _BOUNDS[kind]
+        limit = ctx.get(key)
+        shown = int(limit) if isinstance(limit, float) and limit.is_integer() else limit
+        return f"must be {phrase} {shown} (got {value!r})"
     for prefix, expected in _EXPECTED.items():
         if kind in (f"{prefix}_type", f"{prefix}_parsing", f"{prefix}_from_float"):
             return f"must be {expected} (got {_describe(value)})"
     return f"{error['msg']} (got {_describe(value)})"
-
-
-def _bound(kind: str, ctx: dict[str, Any]) -> str:
-    words = {
-        "greater_than_equal": ("at least", "ge"),
-        "greater_than": ("more than", "gt"),
-        "less_than_equal": ("at most", "le"),
-        "less_than": ("less than", "lt"),
-    }
-    phrase, key = words[kind]
-    limit = ctx.get(key)
-    shown = int(limit) if isinstance(limit, float) and limit.is_integer() else limit
-    return f"must be {phrase} {shown}"
 
 
 def _describe(value: Any) -> str:

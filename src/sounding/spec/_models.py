@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
 from sounding.checks import CheckType, Params
 from sounding.checks import Role as CheckRole
@@ -26,15 +26,10 @@ class CheckSpec(_Frozen):
     """A check type resolved against the registry, with its validated params."""
 
     type: str
-    params: Params
+    params: SerializeAsAny[Params]  # dumped by their own check's model, not the empty base
     role: CheckRole = CheckRole.CHECK
     line: int | None = None
     check_type: CheckType[Any] = Field(exclude=True, repr=False)
-
-    @field_serializer("params")
-    def _dump_params(self, params: Params, info: SerializationInfo) -> dict[str, Any]:
-        """Dump the params by their own check's model, not the empty `Params` base."""
-        return params.model_dump(mode=info.mode)
 
 
 class Invariant(_Frozen):

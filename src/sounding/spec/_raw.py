@@ -42,7 +42,7 @@ class _Raw(BaseModel):
 
 
 class RawDefaults(_Raw):
-    """`defaults:` for every scenario of the case."""
+    """`defaults:` for every scenario of the case; a scenario may set each of them too."""
 
     trials: Count | None = None
     timeout: Duration | None = None
@@ -95,12 +95,9 @@ class RawBlock(_Raw):
     allow_exit: list[int] | None = None
 
 
-class RawScenario(RawBlock):
+class RawScenario(RawBlock, RawDefaults):
     id: str
     user: Texts | None = None
-    trials: Count | None = None
-    timeout: Duration | None = None
-    check_timeout: Duration | None = None
 
 
 class RawCase(RawBlock):

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
 from sounding._words import counted
 from sounding.checks import Refused, Registry
+from sounding.checks import registry as default_registry
+from sounding.services import validate_service_specs
 from sounding.spec._checks import CheckResolver
 from sounding.spec._errors import (
     KeyPath,
@@ -41,17 +42,24 @@ from sounding.spec._models import (
 from sounding.spec._raw import RawBlock, RawCase, RawScenario, RawWorkspace
 from sounding.spec._validators import declared_metrics, resolve_validators
 
-T = TypeVar("T")
 _SCENARIO_ID = re.compile(r"[A-Za-z0-9_.-]+\Z")
 KNOWN_VERSIONS = (1,)
 
 
 def resolve_data(
-    data: Any, locator: Locator, *, path: Path, suite_dir: Path | None, registry: Registry
+    data: Any,
+    lines: dict[KeyPath, int],
+    *,
+    path: Path,
+    suite_dir: Path | None,
+    registry: Registry | None,
 ) -> Case:
-    """Validate plain data read from `path` into a `Case`; raises `SpecError`."""
-    raw = _validated(data, locator)
-    return _CaseResolver(raw, locator, registry, suite_dir).case(path)
+    """Validate plain data read from `path` into a `Case`; raises `SpecError`.
+
+    `registry` defaults to the one of `sounding.checks`."""
+    locator = Locator(str(path), lines)
+    registry = default_registry if registry is None else registry
+    return _CaseResolver(_validated(data, locator), locator, registry, suite_dir).case(path)
 
 
 def _validated(data: Any, locator: Locator) -> RawCase:
@@ -83,40 +91,11 @@ class _Block(NamedTuple):
     forbidden: dict[str, Assertion]
     scoring: dict[str, Any]
     workspace: dict[str, Any]
-    test_command: str | None
-    prepare: list[str] | None
-    env: dict[str, str]
-    allow_exit: list[int] | None
 
 
-@dataclass(frozen=True)
-class _Shared:
-    """The case level, resolved once: what a scenario that overrides nothing gets as is."""
-
-    block: _Block
-    invariants: list[Invariant]
-    expect: list[Assertion]
-    leads: list[Assertion]
-    forbidden: list[Assertion]
-    scoring: Scoring
-    workspace: Workspace
-
-    @classmethod
-    def of(cls, block: _Block) -> _Shared:
-        return cls(
-            block=block,
-            invariants=list(block.invariants.values()),
-            expect=_numbered("expect", block.expect, 0),
-            leads=_numbered("lead", block.leads, 0),
-            forbidden=list(block.forbidden.values()),
-            scoring=Scoring(**block.scoring),
-            workspace=Workspace(**block.workspace),
-        )
-
-
-def _numbered(kind: str, specs: list[CheckSpec], start: int) -> list[Assertion]:
+def _numbered(kind: str, specs: list[CheckSpec]) -> list[Assertion]:
     """`expect[2] tool_called`: numbered within the scenario, the case's entries first."""
-    return [Assertion(name=f"{kind}[{i}] {s.type}", check=s) for i, s in enumerate(specs, start)]
+    return [Assertion(name=f"{kind}[{i}] {s.type}", check=s) for i, s in enumerate(specs)]
 
 
 class _CaseResolver:
@@ -137,9 +116,13 @@ class _CaseResolver:
         raw = self.raw
         self._check_scenario_ids()
         self._check_services()
-        shared = _Shared.of(self._block(raw, ()))
-        scenarios = [self._scenario(item, i, shared) for i, item in enumerate(raw.scenarios)]
-        self._check_in_suite(scenarios, path)
+        case = self._block(raw, ())
+        # one object for every scenario that keeps the case's workspace: a run prepares it once
+        workspace = Workspace(**case.workspace)
+        scenarios = [
+            self._scenario(item, i, case, workspace) for i, item in enumerate(raw.scenarios)
+        ]
+        self._check_in_suite(scenarios)
         if self.problems:
             raise SpecError(self.problems)
         return Case(
@@ -152,42 +135,40 @@ class _CaseResolver:
             notes=[str(note) for note in self.notes],
         )
 
-    def _check_in_suite(self, scenarios: list[Scenario], path: Path) -> None:
+    def _check_in_suite(self, scenarios: list[Scenario]) -> None:
         """What a check type checks against the suite folder (a grader it names is there, a
         script is a file of it) is checked now, not discovered on a run."""
-        used = [*self.checks.found.values(), *self.checks.found_rules.values()]
-        if self.suite_dir is None or not any(t.in_suite for t in used):
+        if self.suite_dir is None:
             return
-        checks: dict[str, Callable[[Any], None] | None] = {}
+        checks: dict[str, Callable[[Any], None] | None] = {}  # each check type's, made once
         for scenario in scenarios:
             for spec in _specs(scenario):
                 hook = spec.check_type.in_suite
                 if hook is not None and spec.type not in checks:
-                    checks[spec.type] = self._in_suite(spec.type, hook, self.suite_dir, path)
+                    checks[spec.type] = self._in_suite(spec.type, hook, self.suite_dir)
                 check = checks.get(spec.type)
                 if check is not None:
-                    self._held(check, spec, scenario.id, path)
+                    self._held(check, spec, scenario.id)
 
     def _in_suite(
-        self, name: str, hook: Callable[[Path], Callable[[Any], None]], suite_dir: Path, path: Path
+        self, name: str, hook: Callable[[Path], Callable[[Any], None]], suite_dir: Path
     ) -> Callable[[Any], None] | None:
         """A check type's load-time check in this suite; None when the suite refuses it."""
         try:
             return hook(suite_dir)
         except Refused as exc:
-            self.problems.append(Problem(str(path), None, name, str(exc)))
+            self.problems.append(Problem(self.locator.file, None, name, str(exc)))
             return None
 
-    def _held(
-        self, check: Callable[[Any], None], spec: CheckSpec, scenario: str, path: Path
-    ) -> None:
+    def _held(self, check: Callable[[Any], None], spec: CheckSpec, scenario: str) -> None:
         try:
             check(spec.params)
         except Refused as exc:
             key = f"{spec.type}.{exc.field}" if exc.field else spec.type
             allowed, close = tuple(exc.allowed), closest_match(exc.typo or "", exc.allowed)
             message = f"scenario '{scenario}' {exc}"
-            self.problems.append(Problem(str(path), spec.line, key, message, allowed, close))
+            problem = Problem(self.locator.file, spec.line, key, message, allowed, close)
+            self.problems.append(problem)
 
     def _check_old_byproducts(self, workspace: RawWorkspace, key: KeyPath) -> None:
         """`artefacts` is the old name of `byproducts`: still read, with a note to rename it."""
@@ -226,8 +207,6 @@ class _CaseResolver:
     def _check_services(self) -> None:
         seen: dict[str, int] = {}
         for index, service in enumerate(self.raw.services):
-            from sounding.services import validate_service_specs  # only for cases with services
-
             declared = [service.model_dump()]
             for problem in validate_service_specs(declared, suite_dir=self.suite_dir):
                 self._add(
@@ -240,23 +219,17 @@ class _CaseResolver:
             seen.setdefault(service.name, index)
 
     def _block(self, raw: RawBlock, base: KeyPath) -> _Block:
-        # what a level leaves out is not looked at: most scenarios say little beyond `expect`
-        invariants = self._invariants(raw, base) if raw.invariants else {}
+        invariants = self._invariants(raw, base)
         if raw.workspace is not None:
             self._check_workspace(raw.workspace, (*base, "workspace"))
-        if raw.test_command is not None or raw.prepare:
-            self._check_commands(raw, base)
+        self._check_commands(raw, base)
         return _Block(
             invariants=invariants,
-            expect=self._entries(raw.expect, base, "expect") if raw.expect else [],
-            leads=self._entries(raw.leads, base, "leads") if raw.leads else [],
-            forbidden=self._rules(raw.forbidden, base) if raw.forbidden else {},
+            expect=self._entries(raw.expect, base, "expect"),
+            leads=self._entries(raw.leads, base, "leads"),
+            forbidden=self._rules(raw.forbidden, base),
             scoring=raw.scoring.model_dump(exclude_none=True) if raw.scoring else {},
             workspace=_workspace_keys(raw.workspace),
-            test_command=raw.test_command,
-            prepare=raw.prepare,
-            env=raw.env,
-            allow_exit=raw.allow_exit,
         )
 
     def _invariants(self, raw: RawBlock, base: KeyPath) -> dict[str, Invariant]:
@@ -275,8 +248,7 @@ class _CaseResolver:
         return invariants
 
     def _entries(self, items: list[Any], base: KeyPath, name: str) -> list[CheckSpec]:
-        entry = self.checks.entry
-        specs = [entry(item, (*base, name, index)) for index, item in enumerate(items)]
+        specs = [self.checks.entry(item, (*base, name, i)) for i, item in enumerate(items)]
         return [spec for spec in specs if spec is not None]
 
     def _rules(self, rules: dict[str, Any], base: KeyPath) -> dict[str, Assertion]:
@@ -318,37 +290,32 @@ class _CaseResolver:
             if refusal is not None:
                 self._add((*base, "prepare", index), refusal)
 
-    def _scenario(self, raw: RawScenario, index: int, shared: _Shared) -> Scenario:
+    def _scenario(
+        self, raw: RawScenario, index: int, case: _Block, workspace: Workspace
+    ) -> Scenario:
         base: KeyPath = ("scenarios", index)
-        own = self._block(raw, base)
-        case, defaults = shared.block, self.raw.defaults
-        trials = raw.trials or defaults.trials or 1
-        scoring = Scoring(**{**case.scoring, **own.scoring}) if own.scoring else shared.scoring
-        if scoring.k is not None:
-            self._check_k(scoring, trials, raw, base, own)
-        # every value is validated already (by `RawScenario` or here): built as is, every
-        # field given in the model's order, each list and mapping the scenario's own (the
-        # raw model's are: pydantic made them, and the raw case is dropped after loading)
+        own, top = self._block(raw, base), self.raw
+        trials = raw.trials or top.defaults.trials or 1
+        scoring = Scoring(**{**case.scoring, **own.scoring})
+        self._check_k(scoring, trials, raw.id, base if "k" in own.scoring else ())
         return Scenario(
             id=raw.id,
             user=self._turns(raw, base),
             trials=trials,
-            timeout=raw.timeout or defaults.timeout or 600.0,
-            check_timeout=raw.check_timeout or defaults.check_timeout or 30.0,
-            invariants=_merged(case.invariants, own.invariants, shared.invariants),
-            expect=_appended("expect", shared.expect, own.expect),
-            leads=_appended("lead", shared.leads, own.leads),
-            forbidden=_merged(case.forbidden, own.forbidden, shared.forbidden),
+            timeout=raw.timeout or top.defaults.timeout or 600.0,
+            check_timeout=raw.check_timeout or top.defaults.check_timeout or 30.0,
+            invariants=list({**case.invariants, **own.invariants}.values()),
+            expect=_numbered("expect", [*case.expect, *own.expect]),
+            leads=_numbered("lead", [*case.leads, *own.leads]),
+            forbidden=list({**case.forbidden, **own.forbidden}.values()),
             scoring=scoring,
-            workspace=(
-                Workspace(**{**case.workspace, **own.workspace})
-                if own.workspace
-                else shared.workspace
-            ),
-            test_command=own.test_command if own.test_command is not None else case.test_command,
-            prepare=own.prepare if own.prepare is not None else list(case.prepare or []),
-            env={**case.env, **own.env},
-            allow_exit=own.allow_exit if own.allow_exit is not None else case.allow_exit or [],
+            workspace=Workspace(**{**case.workspace, **own.workspace})
+            if own.workspace
+            else workspace,
+            test_command=raw.test_command if raw.test_command is not None else top.test_command,
+            prepare=raw.prepare if raw.prepare is not None else list(top.prepare or []),
+            env={**top.env, **raw.env},
+            allow_exit=raw.allow_exit if raw.allow_exit is not None else top.allow_exit or [],
             line=self.locator.line(base),
         )
 
@@ -364,34 +331,21 @@ class _CaseResolver:
                 self._add((*base, "user", turn), "is empty: write what the user says")
         return raw.user
 
-    def _check_k(
-        self, scoring: Scoring, trials: int, raw: RawScenario, base: KeyPath, own: _Block
-    ) -> None:
+    def _check_k(self, scoring: Scoring, trials: int, scenario: str, level: KeyPath) -> None:
+        """pass@k needs k trials; `level` is where `k` is written: the scenario, or the case."""
         if scoring.k is None or scoring.k <= trials:
             return
-        key: KeyPath = (*base, "scoring", "k") if "k" in own.scoring else ("scoring", "k")
         message = (
-            f"k={scoring.k} is more than the {counted(trials, 'trial')} of scenario '{raw.id}': "
+            f"k={scoring.k} is more than the {counted(trials, 'trial')} of scenario '{scenario}': "
             "pass@k needs at least k trials; lower k or raise `trials`"
         )
-        self._add(key, message)
-
-
-def _appended(kind: str, case: list[Assertion], own: list[CheckSpec]) -> list[Assertion]:
-    """The case's entries, then the scenario's, numbered after them."""
-    return [*case, *_numbered(kind, own, len(case))] if own else list(case)
-
-
-def _merged(case: dict[str, T], own: dict[str, T], unchanged: list[T]) -> list[T]:
-    """By name, the scenario's over the case's, in the case's order then the scenario's."""
-    return list({**case, **own}.values()) if own else list(unchanged)
+        self._add((*level, "scoring", "k"), message)
 
 
 def _specs(scenario: Scenario) -> list[CheckSpec]:
     """Every check a scenario runs: invariants, expectations and leads."""
-    return [i.check for i in scenario.invariants] + [
-        a.check for a in (*scenario.expect, *scenario.leads)
-    ]
+    assertions = [*scenario.expect, *scenario.leads]
+    return [invariant.check for invariant in scenario.invariants] + [a.check for a in assertions]
 
 
 def _workspace_keys(workspace: RawWorkspace | None) -> dict[str, Any]:

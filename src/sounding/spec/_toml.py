@@ -11,6 +11,7 @@ import contextlib
 import json
 import re
 import tomllib
+from collections.abc import Callable
 from typing import Any
 
 from sounding.spec._errors import KeyPath, Problem, SpecError
@@ -36,11 +37,10 @@ def _syntax_problem(exc: tomllib.TOMLDecodeError, file: str, text: str) -> Probl
     message = str(exc)
     found = _POSITION.search(message)
     what = _POSITION.sub("", message).strip()
-    if found is None:
-        line = text.count("\n") + 1
-        return Problem(file, line, "", f"TOML syntax error: {what}")
-    column = found.group(2)
-    return Problem(file, int(found.group(1)), "", f"TOML syntax error at column {column}: {what}")
+    if found is None:  # at the end of the document
+        return Problem(file, text.count("\n") + 1, "", f"TOML syntax error: {what}")
+    line, column = found.groups()
+    return Problem(file, int(line), "", f"TOML syntax error at column {column}: {what}")
 
 
 class _Scanner:
@@ -144,9 +144,9 @@ class _Scanner:
     def _value(self, path: KeyPath) -> None:
         char = self.text[self.pos]
         if char == "[":
-            self._array(path)
+            self._items("]", lambda index: self._item((*path, index)))
         elif char == "{":
-            self._inline_table(path)
+            self._items("}", lambda _: self._pair(path))
         elif char in "\"'":
             self._string()
         else:
@@ -156,30 +156,23 @@ class _Scanner:
             if self.pos == start:
                 raise ValueError("expected a value")
 
-    def _array(self, path: KeyPath) -> None:
+    def _item(self, path: KeyPath) -> None:
+        self.lines[path] = self.line
+        self._value(path)
+
+    def _items(self, close: str, read: Callable[[int], None]) -> None:
+        """The items of an array or the pairs of an inline table, each read with its index."""
         self.pos += 1
         index = 0
         while self._skip(newlines=True):
-            if self.text[self.pos] == "]":
+            if self.text[self.pos] == close:
                 self.pos += 1
                 return
-            self.lines[(*path, index)] = self.line
-            self._value((*path, index))
+            read(index)
             self._skip(newlines=True)
             if self.text[self.pos] == ",":
                 self.pos += 1
                 index += 1
-
-    def _inline_table(self, path: KeyPath) -> None:
-        self.pos += 1
-        while self._skip(newlines=True):
-            if self.text[self.pos] == "}":
-                self.pos += 1
-                return
-            self._pair(path)
-            self._skip(newlines=True)
-            if self.text[self.pos] == ",":
-                self.pos += 1
 
     def _string(self) -> None:
         """Move past a string of any of the four kinds, counting the lines it spans."""

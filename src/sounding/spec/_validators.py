@@ -35,15 +35,18 @@ RESERVED_METRICS = frozenset({"passed", "composite"})
 _METRIC = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
 _COMMON = ("mode", "name", "metrics")
-_MODE_KEYS: dict[str, tuple[str, ...]] = {
-    "script": ("command", "timeout"),
-    "judge": ("rubric", "pieces", "model", "types"),
-    "form": ("types",),
-}
-_REQUIRED: dict[str, tuple[str, ...]] = {
-    "script": ("command",),
-    "judge": ("rubric", "pieces"),
-    "form": (),
+_MODE_KEYS: dict[str, dict[str, str | None]] = {  # each mode's keys; a required one's example
+    "script": {
+        "command": ", like `command: checks/scope.py` (a program of the suite folder)",
+        "timeout": None,
+    },
+    "judge": {
+        "rubric": ", like `rubric: rubrics/note.md` (a file of the suite folder)",
+        "pieces": ", like `pieces: [prompt, response, diff]`",
+        "model": None,
+        "types": None,
+    },
+    "form": {"types": None},
 }
 
 
@@ -135,7 +138,8 @@ class _Resolver:
         command = self._command(raw) if raw.mode == "script" else []
         if raw.rubric is not None:
             self._check_rubric(raw.rubric)
-        self._check_pieces(raw.pieces)
+        if raw.pieces is not None:
+            self._check_pieces(raw.pieces)
         if len(self.problems) > self.before:
             return None
         return ValidatorSpec(
@@ -158,9 +162,9 @@ class _Resolver:
                 owner = next(m for m, keys in _MODE_KEYS.items() if name in keys)
                 message = f"`{name}` is for mode {owner}; a {raw.mode} validator takes"
                 self.add((*self.key, name), f"{message} {', '.join(allowed)}")
-        for name in _REQUIRED[raw.mode]:
-            if name not in item:
-                self.add(self.key, f"a {raw.mode} validator needs `{name}`{_EXAMPLES[name]}")
+        for name, example in _MODE_KEYS[raw.mode].items():
+            if example is not None and name not in item:
+                self.add(self.key, f"a {raw.mode} validator needs `{name}`{example}")
         if raw.name is not None and not _NAME.match(raw.name):
             message = f"'{raw.name}' may use only letters, digits, '_', '.' and '-'"
             self.add((*self.key, "name"), message)
@@ -196,26 +200,24 @@ class _Resolver:
         return words
 
     def _check_program(self, program: str, key: KeyPath) -> None:
+        """A program of the suite folder must be a file of it, and executable; a bare name
+        that is no file of it is a program on PATH, found when it runs."""
         relative = program.removeprefix(SUITE_PLACEHOLDER + "/")
-        if "/" not in relative and relative == program:
-            if self.suite_dir is not None and (self.suite_dir / program).is_file():
-                self._check_executable(self.suite_dir / program, program, key)
-            return  # a program on PATH, found when it runs
-        refusal = path_refusal(relative, "the suite folder")
+        bare = "/" not in relative and relative == program
+        refusal = None if bare else path_refusal(relative, "the suite folder")
         if refusal is not None:
             self.add(key, refusal)
-        elif self.suite_dir is not None:
-            path = self.suite_dir / relative
-            if not path.is_file():
+            return
+        if self.suite_dir is None:
+            return
+        path = self.suite_dir / relative
+        if not path.is_file():
+            if not bare:
                 self.add(key, f"validator '{relative}' does not exist in {self.suite_dir}")
-            else:
-                self._check_executable(path, relative, key)
-
-    def _check_executable(self, path: Path, shown: str, key: KeyPath) -> None:
-        if not os.access(path, os.X_OK):
+        elif not os.access(path, os.X_OK):
             message = (
-                f"validator '{shown}' is not executable: run 'chmod +x {shown}' (and give it "
-                "a first line like '#!/usr/bin/env python3')"
+                f"validator '{relative}' is not executable: run 'chmod +x {relative}' (and give "
+                "it a first line like '#!/usr/bin/env python3')"
             )
             self.add(key, message)
 
@@ -227,20 +229,13 @@ class _Resolver:
         elif self.suite_dir is not None and not (self.suite_dir / rubric).is_file():
             self.add(key, f"rubric '{rubric}' is not a file in {self.suite_dir}: fix the path")
 
-    def _check_pieces(self, pieces: list[Piece] | None) -> None:
+    def _check_pieces(self, pieces: list[Piece]) -> None:
         key = (*self.key, "pieces")
-        if pieces is not None and not pieces:
+        if not pieces:
             self.add(key, "is empty: name what the judge reads (prompt, response, diff)")
-        for position, piece in enumerate(pieces or []):
-            if pieces is not None and pieces.index(piece) != position:
+        for position, piece in enumerate(pieces):
+            if piece in pieces[:position]:
                 self.add((*key, position), f"'{piece}' is listed twice")
-
-
-_EXAMPLES = {
-    "command": ", like `command: checks/scope.py` (a program of the suite folder)",
-    "rubric": ", like `rubric: rubrics/note.md` (a file of the suite folder)",
-    "pieces": ", like `pieces: [prompt, response, diff]`",
-}
 
 
 def _metric_refusal(metric: str, seen: set[str]) -> str | None:
