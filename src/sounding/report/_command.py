@@ -60,9 +60,7 @@ def _print_verdicts(console: Console, results: Results) -> None:
     for scenario in results.scenarios:
         console.print(scenario_line(scenario.summary), highlight=False, soft_wrap=True)
     summary = results.finished()
-    totals = ", ".join(
-        f"{summary.totals.get(v, 0)} {v}" for v in ("pass", "flaky", "fail", "error")
-    )
+    totals = ", ".join(f"{n} {verdict}" for verdict, n in summary.totals.items())
     console.print(f"\n{summary.outcome}: {totals} — run {escape(results.run_id)}")
 
 

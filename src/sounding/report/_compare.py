@@ -229,7 +229,7 @@ def _withheld(base: Results, cand: Results) -> str:
     for name, results in ((BASELINE, base), (CANDIDATE, cand)):
         count = len(results.errored)
         if count:
-            reasons.append(f"cell {name!r} holds {count} invalid trial{'' if count == 1 else 's'}")
+            reasons.append(f"cell {name!r} holds {counted(count, 'invalid trial')}")
     return "; ".join(reasons)
 
 
@@ -313,14 +313,9 @@ def _rate_line(gap: Gap) -> str:
     before, after = rate.reference_summary, rate.candidate_summary
     pairing = "paired by trial" if rate.paired else "unpaired"
     return (
-        f"{head}  {_share(before.successes, before.judged)} → "
-        f"{_share(after.successes, after.judged)}  {escape(rate.interval.describe(signed=True))}"
-        f", {pairing}"
+        f"{head}  {before.successes or 0}/{before.judged} → {after.successes or 0}/{after.judged}"
+        f"  {escape(rate.interval.describe(signed=True))}, {pairing}"
     )
-
-
-def _share(successes: int | None, judged: int) -> str:
-    return f"{successes or 0}/{judged}"
 
 
 def _print_measures(
