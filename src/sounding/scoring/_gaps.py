@@ -111,8 +111,8 @@ def _paired(reference: list[list[float]], candidate: list[list[float]], statisti
 
     def draw(rng: random.Random) -> float:
         picked = rng.choices(keys, k=len(keys))
-        ref = statistic(list(chain.from_iterable(map(reference.__getitem__, picked))))
-        return statistic(list(chain.from_iterable(map(candidate.__getitem__, picked)))) - ref
+        ref = statistic([value for key in picked for value in reference[key]])
+        return statistic([value for key in picked for value in candidate[key]]) - ref
 
     return draw
 
