@@ -319,20 +319,16 @@ def _call_row(number: int, call: ToolCall) -> str:
 def _diff(text: str | None) -> str:
     if not text:
         return '<h4>Diff</h4><p class="dim">no change to the workspace</p>'
-    lines = []
-    for line in _clip(text).splitlines():
-        kind = _diff_kind(line)
-        shown = escape(line)
-        lines.append(f'<span class="{kind}">{shown}</span>' if kind else shown)
-    return '<h4>Diff</h4><pre class="diff">' + "\n".join(lines) + "</pre>"
+    lines = "\n".join(map(_diff_line, _clip(text).splitlines()))
+    return f'<h4>Diff</h4><pre class="diff">{lines}</pre>'
 
 
-def _diff_kind(line: str) -> str:
+def _diff_line(line: str) -> str:
+    """The line, marked as added, deleted or a hunk header (file headers are left plain)."""
     if line.startswith(("+++", "---")):
-        return ""
-    if line.startswith("@@"):
-        return "hunk"
-    return {"+": "add", "-": "del"}.get(line[:1], "")
+        return escape(line)
+    kind = "hunk" if line.startswith("@@") else {"+": "add", "-": "del"}.get(line[:1])
+    return f'<span class="{kind}">{escape(line)}</span>' if kind else escape(line)
 
 
 def _json(value: Any) -> str:
