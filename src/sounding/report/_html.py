@@ -59,37 +59,32 @@ svg text{font:12px system-ui,sans-serif;fill:var(--ink)}
 """
 
 _SCRIPT = """
-(function () {
+(() => {
   "use strict";
+  const all = (selector) => document.querySelectorAll(selector);
   function reveal() {
-    var id = decodeURIComponent(window.location.hash.slice(1));
-    var target = id ? document.getElementById(id) : null;
+    const id = decodeURIComponent(window.location.hash.slice(1));
+    const target = id ? document.getElementById(id) : null;
     if (!target) { return; }
-    for (var node = target; node; node = node.parentElement) {
+    for (let node = target; node; node = node.parentElement) {
       if (node.tagName === "DETAILS") { node.open = true; }
     }
     target.scrollIntoView({block: "start"});
   }
   function show(mode) {
-    var items = document.querySelectorAll("[data-verdict]");
-    for (var i = 0; i < items.length; i++) {
-      items[i].hidden = mode === "failing" && items[i].getAttribute("data-verdict") === "pass";
-    }
-    var buttons = document.querySelectorAll("button[data-show]");
-    for (var j = 0; j < buttons.length; j++) {
-      buttons[j].setAttribute("aria-pressed", String(buttons[j].dataset.show === mode));
-    }
+    all("[data-verdict]").forEach((item) => {
+      item.hidden = mode === "failing" && item.dataset.verdict === "pass";
+    });
+    all("button[data-show]").forEach((button) => {
+      button.setAttribute("aria-pressed", String(button.dataset.show === mode));
+    });
   }
-  function openAll(open) {
-    var trials = document.querySelectorAll("details.trial");
-    for (var i = 0; i < trials.length; i++) { trials[i].open = open; }
-  }
-  document.querySelectorAll("button[data-show]").forEach(function (button) {
-    button.addEventListener("click", function () { show(button.dataset.show); });
+  all("button[data-show]").forEach((button) => {
+    button.addEventListener("click", () => show(button.dataset.show));
   });
-  document.querySelectorAll("button[data-open]").forEach(function (button) {
-    button.addEventListener("click", function () { openAll(button.dataset.open === "all"); });
-  });
+  all("button[data-open]").forEach((button) => button.addEventListener("click", () => {
+    all("details.trial").forEach((trial) => { trial.open = button.dataset.open === "all"; });
+  }));
   window.addEventListener("hashchange", reveal);
   reveal();
 })();
