@@ -173,3 +173,17 @@ def test_a_check_that_regressed_is_caught_even_when_the_pass_rate_holds(
     assert done.returncode == 1
     assert "REGRESSION  lead[0] final_answer_max_chars" in done.stdout
     assert "checks and metrics: 1 regressed, 0 improved" in done.stdout
+
+
+def test_a_scenario_whose_judged_trials_do_not_pair_says_why_instead_of_failing(
+    good_and_bad_runs: tuple[Path, Path], copy_run: Any, edit_json: Any
+) -> None:
+    good, bad = good_and_bad_runs
+    base, cand = copy_run(good, "base"), copy_run(bad, "cand")
+    for run, errored in ((base, range(1, 6)), (cand, range(6, 11))):
+        for number in errored:
+            trial = run / f"trials/default/basic/task#{number}/trial.json"
+            edit_json(trial, state="error", verdict="error", score=None)
+    (gap,) = compare_runs(base, cand).scenarios
+    assert gap.state == "not compared" and "nothing pairs" in gap.note
+    assert gap.metrics == {}

@@ -5,21 +5,38 @@ the reference cell the interval of the difference, paired by (case, scenario, tr
 both cells hold the same trials, and a state: established or inconclusive. Cost and latency
 get intervals and no verdict. Nothing is published while the matrix is incomplete or a cell
 holds an invalid trial; the reason is given instead.
+
+`metric_gaps` is the comparison of two sets of trials that `sounding compare` uses too.
 """
 
 from __future__ import annotations
 
-import html
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from html import escape
 from typing import Any
 
 from sounding.scoring import Comparison, Statistic, compare, measure_gap, publishable, summarize
 from sounding.store import Results, Trial
 
 CELLS_SCHEMA = "sounding.cells/1"
-USAGE_METRICS = ("cost_usd", "duration_ms")  # an interval each, never a verdict
+_COLUMNS = ("cell", "metric", "state", "reference", "cell", "difference (95 %)")
+
+Publish = Callable[[Comparison], Comparison]  # a comparison as it may be published
+
+
+def state_of(comparison: Comparison | None) -> str:
+    """regression, improvement, inconclusive, withheld, no verdict (cost and latency), or
+    not compared."""
+    if comparison is None:
+        return "not compared"
+    if comparison.withheld:
+        return "withheld"
+    if comparison.state is None:
+        return "no verdict"
+    return comparison.direction.value if comparison.direction else "inconclusive"
 
 
 @dataclass(frozen=True)
@@ -29,16 +46,21 @@ class CellGap:
     metric: str
     cell: str
     comparison: Comparison
-    verdict: bool  # False for cost and latency: an interval, never a verdict
 
     @property
     def state(self) -> str:
-        if self.comparison.withheld:
-            return "withheld"
-        if not self.verdict:
-            return "no verdict"
+        return state_of(self.comparison)
+
+    def columns(self) -> list[str]:
         gap = self.comparison
-        return gap.direction.value if gap.direction else "inconclusive"
+        return [
+            self.cell,
+            self.metric,
+            self.state,
+            gap.reference_summary.describe(),
+            gap.candidate_summary.describe(),
+            gap.interval.describe(signed=True),
+        ]
 
     def as_dict(self) -> dict[str, Any]:
         gap = self.comparison
@@ -90,36 +112,25 @@ class CellsReport:
         return out
 
     def markdown(self) -> str:
-        rows = [
-            f"| {_md(g.cell)} | {_md(g.metric)} | {g.state} | "
-            f"{_md(g.comparison.reference_summary.describe())} | "
-            f"{_md(g.comparison.candidate_summary.describe())} | "
-            f"{_md(g.comparison.interval.describe(signed=True))} |"
-            for g in self.gaps
-        ]
         head = [
             f"#### Cells against the reference `{_md(self.reference)}`",
             "",
             *[f"> {_md(note)}" for note in self.notes],
             "",
-            "| cell | metric | state | reference | cell | difference (95 %) |",
+            _md_row(_COLUMNS),
             "|---|---|---|---|---|---|",
         ]
-        return "\n".join(head + rows) + "\n"
+        return "\n".join(head + [_md_row(g.columns()) for g in self.gaps]) + "\n"
 
     def html(self) -> str:
         rows = "".join(
-            f"<tr class='{g.state.replace(' ', '-')}'><td>{_h(g.cell)}</td><td>{_h(g.metric)}"
-            f"</td><td>{_h(g.state)}</td><td>{_h(g.comparison.reference_summary.describe())}"
-            f"</td><td>{_h(g.comparison.candidate_summary.describe())}</td>"
-            f"<td>{_h(g.comparison.interval.describe(signed=True))}</td></tr>"
+            f"<tr class='{g.state.replace(' ', '-')}'>{_html_row(g.columns(), 'td')}</tr>"
             for g in self.gaps
         )
-        notes = "".join(f"<p class='note'>{_h(note)}</p>" for note in self.notes)
+        notes = "".join(f"<p class='note'>{escape(note)}</p>" for note in self.notes)
         return (
-            f"<p>Reference cell: <b>{_h(self.reference)}</b></p>{notes}<table><thead><tr>"
-            "<th>cell</th><th>metric</th><th>state</th><th>reference</th><th>cell</th>"
-            f"<th>difference (95 %)</th></tr></thead><tbody>{rows}</tbody></table>"
+            f"<p>Reference cell: <b>{escape(self.reference)}</b></p>{notes}<table><thead><tr>"
+            f"{_html_row(_COLUMNS, 'th')}</tr></thead><tbody>{rows}</tbody></table>"
         )
 
 
@@ -127,12 +138,17 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _h(text: str) -> str:
-    return html.escape(text, quote=True)
+def _md_row(columns: Sequence[str]) -> str:
+    return "| " + " | ".join(map(_md, columns)) + " |"
+
+
+def _html_row(columns: Sequence[str], tag: str) -> str:
+    return "".join(f"<{tag}>{escape(text)}</{tag}>" for text in columns)
 
 
 def cells_report(results: Results, metrics: Sequence[str] | None = None) -> CellsReport | None:
-    """The comparison of a run's cells (of `metrics`, or all); None for a run of one cell."""
+    """The comparison of a run's cells (of `metrics`, or all of them with cost and latency);
+    None for a run of one cell."""
     cells = list(results.plan.cells)
     if len(cells) < 2:
         return None
@@ -140,34 +156,21 @@ def cells_report(results: Results, metrics: Sequence[str] | None = None) -> Cell
     report = CellsReport(reference, cells)
     expected, recorded = len(results.planned), len(results.trials)
     invalid = Counter(t.cell for t in results.trials if t.score is None)
-    by_cell = {cell: [_Measured.of(t) for t in results.trials if t.cell == cell] for cell in cells}
+    publish = partial(
+        publishable, expected_trials=expected, recorded_trials=recorded, invalid_trials=invalid
+    )
+    by_cell = {cell: [t for t in results.trials if t.cell == cell] for cell in cells}
     for cell in cells:
-        if cell != reference:
-            sides = (by_cell[reference], by_cell[cell])
-            counts = (expected, recorded, invalid)
-            report.gaps.extend(_gaps(*sides, (reference, cell), counts, metrics))
+        if cell == reference:
+            continue
+        ref, cand = by_cell[reference], by_cell[cell]
+        compared, _ = metric_gaps(ref, cand, (reference, cell), metrics)
+        report.gaps += [CellGap(metric, cell, publish(gap)) for metric, gap in compared.items()]
+        if metrics is None:
+            report.gaps += _usage_gaps(ref, cand, (reference, cell))
     if expected != recorded or any(invalid.values()):
         report.notes.append(_why_withheld(report.gaps))
     return report
-
-
-@dataclass(frozen=True)
-class _Measured:
-    """One trial as the cells report compares it: its key, metrics (None when it was not
-    scored: an errored trial is left out of every statistic) and usage."""
-
-    key: Hashable
-    values: dict[str, Any] | None
-    usage: dict[str, float | None]
-
-    @classmethod
-    def of(cls, trial: Trial) -> _Measured:
-        values = trial.metric_values() if trial.score is not None else None
-        usage = {"cost_usd": trial.cost_usd, "duration_ms": trial.duration_ms}
-        return cls((trial.case, trial.scenario, trial.trial), values, usage)
-
-    def metric(self, name: str) -> Any:
-        return None if self.values is None else self.values.get(name)
 
 
 def _why_withheld(gaps: list[CellGap]) -> str:
@@ -175,55 +178,57 @@ def _why_withheld(gaps: list[CellGap]) -> str:
     return "nothing is published as a difference: " + "; ".join(reasons or ["see below"])
 
 
-def _gaps(
-    ref: list[_Measured],
-    cand: list[_Measured],
-    names: tuple[str, str],
-    counts: tuple[int, int, Counter[str]],
-    only: Sequence[str] | None,
-) -> list[CellGap]:
-    expected, recorded, invalid = counts
-    keys = ([t.key for t in ref], [t.key for t in cand])
-    paired = sorted(keys[0], key=str) == sorted(keys[1], key=str)
-    pairing = keys if paired else None
+def _usage_gaps(ref: list[Trial], cand: list[Trial], names: tuple[str, str]) -> list[CellGap]:
+    """Cost and latency: an interval each, never a verdict."""
     gaps = []
-    for metric in only or _metrics(ref, cand):
-        left, right = [t.metric(metric) for t in ref], [t.metric(metric) for t in cand]
-        if not _comparable(left, right):
-            continue
-        gap = compare(
-            left,
-            right,
-            paired=paired,
-            keys=pairing,
-            names=names,
-            higher_is_better=metric != "duration_ms",
-        )
-        gap = publishable(
-            gap,
-            expected_trials=expected,
-            recorded_trials=recorded,
-            invalid_trials={n: invalid.get(n, 0) for n in names},
-        )
-        gaps.append(CellGap(metric, names[1], gap, True))
-    for metric in USAGE_METRICS if only is None else ():
-        left, right = [t.usage[metric] for t in ref], [t.usage[metric] for t in cand]
+    for metric in ("cost_usd", "duration_ms"):
+        left, right = [getattr(t, metric) for t in ref], [getattr(t, metric) for t in cand]
         if _comparable(left, right):
-            gap = measure_gap(left, right, paired=paired, keys=pairing, names=names)
-            gaps.append(CellGap(metric, names[1], gap, False))
+            gap = measure_gap(left, right, names=names, **_pairing(ref, cand))
+            gaps.append(CellGap(metric, names[1], gap))
     return gaps
 
 
-def _metrics(*sides: list[_Measured]) -> list[str]:
-    names: dict[str, None] = {"passed": None, "composite": None}
-    for side in sides:
-        for trial in side:
-            names.update(dict.fromkeys(trial.values or {}))
-    return list(names)
+def metric_gaps(
+    left: Sequence[Trial],
+    right: Sequence[Trial],
+    names: tuple[str, str],
+    only: Sequence[str] | None = None,
+) -> tuple[dict[str, Comparison], dict[str, str]]:
+    """Each metric (of `only`, or every one) both sides judged with one kind, rates with rates
+    and medians with medians, compared by `sounding.scoring.compare`; and why a metric that
+    both sides judged could still not be compared (no trial judged on both sides pairs).
+
+    A trial the harness could not score counts in no metric.
+    """
+    before = [t.metric_values() if t.score is not None else {} for t in left]
+    after = [t.metric_values() if t.score is not None else {} for t in right]
+    pairing = _pairing(left, right)
+    gaps: dict[str, Comparison] = {}
+    failed: dict[str, str] = {}
+    for name in only or dict.fromkeys(name for values in (*before, *after) for name in values):
+        ref, cand = [v.get(name) for v in before], [v.get(name) for v in after]
+        if not _comparable(ref, cand):
+            continue
+        better = name != "duration_ms"  # a validator's duration is better lower
+        try:
+            gaps[name] = compare(ref, cand, names=names, higher_is_better=better, **pairing)
+        except ValueError as exc:
+            failed[name] = str(exc)
+    return gaps, failed
+
+
+def _pairing(left: Sequence[Trial], right: Sequence[Trial]) -> dict[str, Any]:
+    """Paired by (case, scenario, trial) when both sides hold the same trials."""
+    keys: tuple[list[Hashable], list[Hashable]] = (
+        [(t.case, t.scenario, t.trial) for t in left],
+        [(t.case, t.scenario, t.trial) for t in right],
+    )
+    paired = set(keys[0]) == set(keys[1])
+    return {"paired": paired, "keys": keys if paired else None}
 
 
 def _comparable(left: Sequence[object], right: Sequence[object]) -> bool:
     """Both sides judged something, and of one kind: rates with rates, medians with medians."""
-    a, b = summarize(left), summarize(right)
-    kinds = {Statistic.RATE, Statistic.MEDIAN}
-    return a.statistic in kinds and a.statistic is b.statistic
+    kind = summarize(left).statistic
+    return kind in (Statistic.RATE, Statistic.MEDIAN) and kind is summarize(right).statistic

@@ -18,7 +18,8 @@ from sounding.store import Results, ResultsError, load_results
 def report_command(run_dir: Path, **outputs: Path | None) -> int:
     """Write each renderer's report where asked (`junit=PATH`, `html=PATH`, ...); with none,
     print the verdicts. 0 when done, 2 on a bad folder or an output that cannot be written."""
-    out, err = _console(), _console(stderr=True)
+    out = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     wanted = _wanted(outputs)
     try:
         results = load_results(run_dir)
@@ -60,11 +61,5 @@ def _print_verdicts(console: Console, results: Results) -> None:
     for scenario in results.scenarios:
         console.print(scenario_line(scenario.summary), highlight=False, soft_wrap=True)
     summary = results.finished()
-    totals = ", ".join(
-        f"{summary.totals.get(v, 0)} {v}" for v in ("pass", "flaky", "fail", "error")
-    )
+    totals = ", ".join(f"{n} {verdict}" for verdict, n in summary.totals.items())
     console.print(f"\n{summary.outcome}: {totals} — run {escape(results.run_id)}")
-
-
-def _console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)

@@ -11,8 +11,9 @@ trial, no verdict is published (`sounding.scoring.publishable`) and the reason i
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +22,8 @@ from rich.markup import escape
 
 from sounding._exit import ExitCode
 from sounding._words import counted
-from sounding.scoring import (
-    Comparison,
-    Direction,
-    Statistic,
-    compare,
-    measure_gap,
-    publishable,
-    summarize,
-)
+from sounding.report._cells import Publish, metric_gaps, state_of
+from sounding.scoring import Comparison, Direction, measure_gap, publishable
 from sounding.store import Results, ResultsError, Trial, load_results
 
 COMPARE_SCHEMA = "sounding.compare/1"
@@ -54,7 +48,7 @@ class Gap:
     metrics: dict[str, Comparison] = field(default_factory=dict)  # per check and metric
 
     def metric_states(self) -> dict[str, str]:
-        return {name: _state(c) for name, c in self.metrics.items()}
+        return {name: state_of(c) for name, c in self.metrics.items()}
 
     @property
     def label(self) -> str:
@@ -66,7 +60,7 @@ class Gap:
     @property
     def state(self) -> str:
         """regression, improvement, inconclusive, withheld, or not compared."""
-        return _state(self.pass_rate)
+        return state_of(self.pass_rate)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -79,17 +73,10 @@ class Gap:
             "cost_usd": _dump(self.cost),
             "note": self.note,
             "metrics": {
-                name: {"state": _state(c), **(_dump(c) or {})} for name, c in self.metrics.items()
+                name: {"state": state_of(c), **c.model_dump(mode="json")}
+                for name, c in self.metrics.items()
             },
         }
-
-
-def _state(comparison: Comparison | None) -> str:
-    if comparison is None:
-        return "not compared"
-    if comparison.withheld:
-        return "withheld"
-    return comparison.direction.value if comparison.direction else "inconclusive"
 
 
 @dataclass(frozen=True)
@@ -155,19 +142,19 @@ def compare_runs(baseline_dir: Path, candidate_dir: Path) -> RunComparison:
             f"{_labels(base_keys)}; candidate: {_labels(cand_keys)}); compare two runs "
             "of the same suite"
         )
-    withhold = _withholder(base, cand)
-    scenarios = [withhold(_gap(base, cand, key[0], [key])) for key in shared]
-    cells = [
-        withhold(_gap(base, cand, cell, [k for k in shared if k[0] == cell], whole_cell=True))
-        for cell in dict.fromkeys(k[0] for k in shared)
-    ]
-    reason = next((g.pass_rate.withheld for g in scenarios if g.pass_rate), "")
+    publish = partial(
+        publishable,
+        expected_trials=len(base.planned) + len(cand.planned),
+        recorded_trials=len(base.trials) + len(cand.trials),
+        invalid_trials={BASELINE: len(base.errored), CANDIDATE: len(cand.errored)},
+    )
+    cells = dict.fromkeys(key[0] for key in shared)
     return RunComparison(
         baseline=base,
         candidate=cand,
-        scenarios=scenarios,
-        cells=cells,
-        withheld=reason or _withheld_reason(base, cand),
+        scenarios=[_gap(base, cand, [key], publish, False) for key in shared],
+        cells=[_gap(base, cand, [k for k in shared if k[0] == c], publish, True) for c in cells],
+        withheld=_withheld(base, cand),
         only_baseline=_labels_list(k for k in base_keys if k not in cand_keys),
         only_candidate=_labels_list(k for k in cand_keys if k not in base_keys),
     )
@@ -193,11 +180,15 @@ def _trials(results: Results, keys: list[ScenarioKey]) -> list[Trial]:
 
 
 def _gap(
-    base: Results, cand: Results, cell: str, keys: list[ScenarioKey], *, whole_cell: bool = False
+    base: Results, cand: Results, keys: list[ScenarioKey], publish: Publish, whole_cell: bool
 ) -> Gap:
+    """A scenario, or a whole cell over `keys`: its pass rate, duration and cost, and for a
+    scenario each check and metric, as `metric_gaps` compares them."""
     left, right = _trials(base, keys), _trials(cand, keys)
-    rate, note = _rate(left, right)
-    case, scenario = (None, None) if whole_cell else keys[0][1:]
+    compared, failed = metric_gaps(left, right, NAMES, ["passed"] if whole_cell else None)
+    metrics = {name: publish(gap) for name, gap in compared.items()}
+    rate = metrics.get("passed")
+    cell, case, scenario = (keys[0][0], None, None) if whole_cell else keys[0]
     return Gap(
         cell=cell,
         case=case,
@@ -205,52 +196,18 @@ def _gap(
         pass_rate=rate,
         duration=_measure(left, right, lambda t: t.duration_ms / 1000),
         cost=_measure(left, right, lambda t: t.cost_usd),
-        note=note,
-        metrics={} if whole_cell else _metric_gaps(left, right),
+        note="" if rate is not None else _unjudged(left, right) or failed["passed"],
+        metrics={} if whole_cell else metrics,
     )
 
 
-def _metric_gaps(left: list[Trial], right: list[Trial]) -> dict[str, Comparison]:
-    """Each check and validator metric both sides judged, compared like the pass rate."""
-    before = [t.metric_values() for t in left]
-    after = [t.metric_values() for t in right]
-    names = dict.fromkeys(name for values in (*before, *after) for name in values)
-    keys = _pair_keys(left), _pair_keys(right)
-    paired = set(keys[0]) == set(keys[1])
-    gaps = {}
-    for name in names:
-        ref, cand = [v.get(name) for v in before], [v.get(name) for v in after]
-        kinds = {summarize(ref).statistic, summarize(cand).statistic}
-        if len(kinds) == 1 and kinds <= {Statistic.RATE, Statistic.MEDIAN}:
-            gaps[name] = compare(
-                ref, cand, paired=paired, keys=keys if paired else None, names=NAMES
-            )
-    return gaps
-
-
-def _rate(left: list[Trial], right: list[Trial]) -> tuple[Comparison | None, str]:
-    """The pass-rate comparison, paired by (scenario, trial) when both sides ran the same trials."""
+def _unjudged(left: list[Trial], right: list[Trial]) -> str:
+    """Why the pass rate has no comparison when a side holds no judged trial; "" otherwise."""
     for name, trials in ((BASELINE, left), (CANDIDATE, right)):
         if all(t.outcome is None for t in trials):
             errored = f" ({len(trials)} errored)" if trials else ""
-            return None, f"no judged trial in the {name} run{errored}"
-    left_keys, right_keys = _pair_keys(left), _pair_keys(right)
-    paired = set(left_keys) == set(right_keys)
-    try:
-        comparison = compare(
-            [t.outcome for t in left],
-            [t.outcome for t in right],
-            paired=paired,
-            keys=(left_keys, right_keys) if paired else None,
-            names=NAMES,
-        )
-    except ValueError as exc:
-        return None, str(exc)
-    return comparison, ""
-
-
-def _pair_keys(trials: list[Trial]) -> list[Hashable]:
-    return [(t.case, t.scenario, t.trial) for t in trials]
+            return f"no judged trial in the {name} run{errored}"
+    return ""
 
 
 def _measure(left: list[Trial], right: list[Trial], value: Value) -> Comparison | None:
@@ -262,36 +219,8 @@ def _measure(left: list[Trial], right: list[Trial], value: Value) -> Comparison 
     return measure_gap(ref, cand, names=NAMES)
 
 
-def _withholder(base: Results, cand: Results) -> Callable[[Gap], Gap]:
-    """Withdraw the verdict of every pass-rate gap while either run is incomplete or errored."""
-    expected = len(base.planned) + len(cand.planned)
-    recorded = len(base.trials) + len(cand.trials)
-    invalid = {BASELINE: len(base.errored), CANDIDATE: len(cand.errored)}
-
-    def apply(gap: Gap) -> Gap:
-        if gap.pass_rate is None:
-            return gap
-        shown = publishable(
-            gap.pass_rate,
-            expected_trials=expected,
-            recorded_trials=recorded,
-            invalid_trials=invalid,
-        )
-        metrics = {
-            name: publishable(
-                c, expected_trials=expected, recorded_trials=recorded, invalid_trials=invalid
-            )
-            for name, c in gap.metrics.items()
-        }
-        return Gap(
-            gap.cell, gap.case, gap.scenario, shown, gap.duration, gap.cost, gap.note, metrics
-        )
-
-    return apply
-
-
-def _withheld_reason(base: Results, cand: Results) -> str:
-    """The same reasons `publishable` gives, for runs where no pass rate could be compared."""
+def _withheld(base: Results, cand: Results) -> str:
+    """Why no verdict is published, in the words of `publishable`; "" when all may be."""
     reasons = []
     missing = len(base.missing) + len(cand.missing)
     if missing:
@@ -300,7 +229,7 @@ def _withheld_reason(base: Results, cand: Results) -> str:
     for name, results in ((BASELINE, base), (CANDIDATE, cand)):
         count = len(results.errored)
         if count:
-            reasons.append(f"cell {name!r} holds {count} invalid trial{'' if count == 1 else 's'}")
+            reasons.append(f"cell {name!r} holds {counted(count, 'invalid trial')}")
     return "; ".join(reasons)
 
 
@@ -357,7 +286,7 @@ def print_comparison(console: Console, result: RunComparison) -> None:
     for gap in result.gaps:
         console.print(_rate_line(gap))
         for name, comparison in gap.metrics.items():
-            state = _state(comparison)
+            state = state_of(comparison)
             if state in ("regression", "improvement"):
                 console.print(
                     f"    [{_STYLE[state]}]{state.upper():<11}[/] {escape(name)}  "
@@ -384,14 +313,9 @@ def _rate_line(gap: Gap) -> str:
     before, after = rate.reference_summary, rate.candidate_summary
     pairing = "paired by trial" if rate.paired else "unpaired"
     return (
-        f"{head}  {_share(before.successes, before.judged)} → "
-        f"{_share(after.successes, after.judged)}  {escape(rate.interval.describe(signed=True))}"
-        f", {pairing}"
+        f"{head}  {before.successes or 0}/{before.judged} → {after.successes or 0}/{after.judged}"
+        f"  {escape(rate.interval.describe(signed=True))}, {pairing}"
     )
-
-
-def _share(successes: int | None, judged: int) -> str:
-    return f"{successes or 0}/{judged}"
 
 
 def _print_measures(

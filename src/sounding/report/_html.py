@@ -8,7 +8,6 @@ and none of it is ever placed inside the script.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from html import escape
 from typing import Any
 
@@ -17,6 +16,7 @@ from sounding.record import Message, RunRecord, ToolCall
 from sounding.report._cells import cells_report
 from sounding.report._charts import cell_chart, metrics_table
 from sounding.report._renderers import renderers
+from sounding.report._terminal import passes
 from sounding.scoring import Measured
 from sounding.store import Results, ScenarioTrials, Trial
 
@@ -59,59 +59,50 @@ svg text{font:12px system-ui,sans-serif;fill:var(--ink)}
 """
 
 _SCRIPT = """
-(function () {
+(() => {
   "use strict";
+  const all = (selector) => document.querySelectorAll(selector);
   function reveal() {
-    var id = decodeURIComponent(window.location.hash.slice(1));
-    var target = id ? document.getElementById(id) : null;
+    const id = decodeURIComponent(window.location.hash.slice(1));
+    const target = id ? document.getElementById(id) : null;
     if (!target) { return; }
-    for (var node = target; node; node = node.parentElement) {
+    for (let node = target; node; node = node.parentElement) {
       if (node.tagName === "DETAILS") { node.open = true; }
     }
     target.scrollIntoView({block: "start"});
   }
   function show(mode) {
-    var items = document.querySelectorAll("[data-verdict]");
-    for (var i = 0; i < items.length; i++) {
-      items[i].hidden = mode === "failing" && items[i].getAttribute("data-verdict") === "pass";
-    }
-    var buttons = document.querySelectorAll("button[data-show]");
-    for (var j = 0; j < buttons.length; j++) {
-      buttons[j].setAttribute("aria-pressed", String(buttons[j].dataset.show === mode));
-    }
+    all("[data-verdict]").forEach((item) => {
+      item.hidden = mode === "failing" && item.dataset.verdict === "pass";
+    });
+    all("button[data-show]").forEach((button) => {
+      button.setAttribute("aria-pressed", String(button.dataset.show === mode));
+    });
   }
-  function openAll(open) {
-    var trials = document.querySelectorAll("details.trial");
-    for (var i = 0; i < trials.length; i++) { trials[i].open = open; }
-  }
-  document.querySelectorAll("button[data-show]").forEach(function (button) {
-    button.addEventListener("click", function () { show(button.dataset.show); });
+  all("button[data-show]").forEach((button) => {
+    button.addEventListener("click", () => show(button.dataset.show));
   });
-  document.querySelectorAll("button[data-open]").forEach(function (button) {
-    button.addEventListener("click", function () { openAll(button.dataset.open === "all"); });
-  });
+  all("button[data-open]").forEach((button) => button.addEventListener("click", () => {
+    all("details.trial").forEach((trial) => { trial.open = button.dataset.open === "all"; });
+  }));
   window.addEventListener("hashchange", reveal);
   reveal();
 })();
 """
 
 
-def _against_reference(results: Results) -> list[str]:
-    report = cells_report(results)
-    return [] if report is None else [_section("Cells against the reference", report.html())]
-
-
 @renderers.renderer("html", title="HTML", help="Write one self-contained HTML page.")
 def html_report(results: Results) -> str:
     """The whole page as one string."""
-    summary = results.finished()
-    title = f"sounding run {results.run_id}: {summary.outcome}"
+    title = f"sounding run {results.run_id}: {results.finished().outcome}"
+    cells = cells_report(results)
+    trials = "".join(_scenario(results, i, s) for i, s in enumerate(results.scenarios))
     body = [
         _header(results),
         _section("Verdicts", _verdicts(results)),
         _section("Pass rates by cell", _cells(results)),
-        *_against_reference(results),
-        _section("Trials", "".join(_scenario(results, i, s) for i, s in _indexed(results))),
+        *([_section("Cells against the reference", cells.html())] if cells else []),
+        _section("Trials", trials),
     ]
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -126,10 +117,6 @@ def trial_id(index: int, trial: Trial) -> str:
     return f"s{index}-t{trial.trial}"
 
 
-def _indexed(results: Results) -> Iterable[tuple[int, ScenarioTrials]]:
-    return enumerate(results.scenarios)
-
-
 def _section(title: str, content: str) -> str:
     anchor = title.lower().replace(" ", "-")
     return f'<section id="{anchor}"><h2>{escape(title)}</h2>{content}</section>'
@@ -138,10 +125,7 @@ def _section(title: str, content: str) -> str:
 def _header(results: Results) -> str:
     summary = results.finished()
     outcome = {"passed": "pass", "failed": "fail"}.get(summary.outcome, "error")
-    totals = ", ".join(
-        f'<span class="v-{v}">{summary.totals.get(v, 0)} {v}</span>'
-        for v in ("pass", "flaky", "fail", "error")
-    )
+    totals = ", ".join(f'<span class="v-{v}">{n} {v}</span>' for v, n in summary.totals.items())
     return (
         f"<header><h1>sounding run <code>{escape(results.run_id)}</code> "
         f'<span class="v v-{outcome}">{escape(summary.outcome)}</span></h1>'
@@ -162,19 +146,17 @@ def _verdicts(results: Results) -> str:
         "<th>pass^k</th><th>mean composite</th><th>trials</th><th>first failure</th>"
         "<th>duration</th></tr>"
     )
-    rows = "".join(_verdict_row(i, s) for i, s in _indexed(results))
+    rows = "".join(_verdict_row(i, s) for i, s in enumerate(results.scenarios))
     return f"<table>{head}{rows}</table>"
 
 
 def _verdict_row(index: int, scenario: ScenarioTrials) -> str:
     s = scenario.summary
     verdict = s.verdict.value
-    errors = f" ({counted(s.errors, 'error')})" if s.errors else ""
-    counts = f"{s.passed}/{s.passed + s.failed}{errors}"
     failure = "" if verdict == "pass" else s.first_failure
     return (
         f'<tr data-verdict="{verdict}"><td class="v v-{verdict}">{verdict}</td>'
-        f'<td><a href="#s{index}">{escape(s.label)}</a></td><td class="num">{counts}</td>'
+        f'<td><a href="#s{index}">{escape(s.label)}</a></td><td class="num">{passes(s)}</td>'
         f'<td class="num">{_number(s.pass_at_k)}</td><td class="num">{_number(s.pass_hat_k)}</td>'
         f'<td class="num">{_number(s.mean_composite)}</td><td class="dots">'
         f"{_dots(index, scenario)}</td><td>{escape(_clip(failure, 400))}</td>"
@@ -332,20 +314,16 @@ def _call_row(number: int, call: ToolCall) -> str:
 def _diff(text: str | None) -> str:
     if not text:
         return '<h4>Diff</h4><p class="dim">no change to the workspace</p>'
-    lines = []
-    for line in _clip(text).splitlines():
-        kind = _diff_kind(line)
-        shown = escape(line)
-        lines.append(f'<span class="{kind}">{shown}</span>' if kind else shown)
-    return '<h4>Diff</h4><pre class="diff">' + "\n".join(lines) + "</pre>"
+    lines = "\n".join(map(_diff_line, _clip(text).splitlines()))
+    return f'<h4>Diff</h4><pre class="diff">{lines}</pre>'
 
 
-def _diff_kind(line: str) -> str:
+def _diff_line(line: str) -> str:
+    """The line, marked as added, deleted or a hunk header (file headers are left plain)."""
     if line.startswith(("+++", "---")):
-        return ""
-    if line.startswith("@@"):
-        return "hunk"
-    return {"+": "add", "-": "del"}.get(line[:1], "")
+        return escape(line)
+    kind = "hunk" if line.startswith("@@") else {"+": "add", "-": "del"}.get(line[:1])
+    return f'<span class="{kind}">{escape(line)}</span>' if kind else escape(line)
 
 
 def _json(value: Any) -> str:

@@ -20,24 +20,20 @@ def json_report(results: Results) -> str:
 
 def report_document(results: Results) -> dict[str, Any]:
     summary = results.finished()
+    cells = cells_report(results)
     return {
         "schema": REPORT_SCHEMA,
         "run": _run(results),
         "outcome": summary.outcome,
         "exit_code": summary.exit_code,
         "totals": {
-            **{v: summary.totals.get(v, 0) for v in ("pass", "flaky", "fail", "error")},
+            **summary.totals,
             "scenarios": len(summary.scenarios),
             "trials": len(results.planned),
         },
         "scenarios": [_scenario(results, s) for s in results.scenarios],
-        "cells": _cells(results),
+        "cells": cells.as_dict() if cells else None,
     }
-
-
-def _cells(results: Results) -> dict[str, Any] | None:
-    report = cells_report(results)
-    return None if report is None else report.as_dict()
 
 
 def _run(results: Results) -> dict[str, Any]:

@@ -40,21 +40,12 @@ def junit_report(results: Results) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def classname(scenario: ScenarioTrials) -> str:
-    """The case, or `cell/case` for any cell but the default one."""
-    s = scenario.summary
-    return s.case if s.cell == "default" else f"{s.cell}/{s.case}"
-
-
 def _testcase(scenario: ScenarioTrials) -> ET.Element:
     s = scenario.summary
+    classname = s.case if s.cell == "default" else f"{s.cell}/{s.case}"
     case = ET.Element(
         "testcase",
-        {
-            "classname": _xml(classname(scenario)),
-            "name": _xml(s.scenario),
-            "time": _seconds(s.duration_ms),
-        },
+        {"classname": _xml(classname), "name": _xml(s.scenario), "time": _seconds(s.duration_ms)},
     )
     _properties(case, scenario)
     if s.errors or s.verdict is ScenarioVerdict.ERROR:

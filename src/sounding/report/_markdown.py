@@ -11,6 +11,7 @@ import html
 from sounding._words import counted
 from sounding.report._cells import cells_report
 from sounding.report._renderers import renderers
+from sounding.report._terminal import passes
 from sounding.store import Results, ScenarioTrials
 
 _CELL_WIDTH = 160
@@ -42,7 +43,7 @@ def markdown_report(results: Results) -> str:
 
 def _totals(results: Results) -> str:
     summary = results.finished()
-    words = ", ".join(f"{summary.totals.get(v, 0)} {v}" for v in ("pass", "flaky", "fail", "error"))
+    words = ", ".join(f"{n} {verdict}" for verdict, n in summary.totals.items())
     scenarios = counted(len(summary.scenarios), "scenario")
     trials = counted(len(results.trials), "trial")
     return f"**{summary.outcome.upper()}**: {words} ({scenarios}, {trials})"
@@ -53,18 +54,12 @@ def _row(scenario: ScenarioTrials) -> str:
     cells = [
         s.verdict.value.upper(),
         _cell(s.label),
-        _counts(scenario),
+        passes(s),
         _rate(s.pass_at_k, s.k),
         _rate(s.pass_hat_k, s.k),
         _cell(s.first_failure) if s.verdict.value != "pass" else "",
     ]
     return "| " + " | ".join(cells) + " |"
-
-
-def _counts(scenario: ScenarioTrials) -> str:
-    s = scenario.summary
-    shown = f"{s.passed}/{s.passed + s.failed}"
-    return shown + (f" ({counted(s.errors, 'error')})" if s.errors else "")
 
 
 def _rate(value: float | None, k: int | None) -> str:

@@ -33,14 +33,12 @@ class TrialProgress:
             disable=not console.is_terminal,
         )
         self._task = self._progress.add_task("trials", total=0, last="")
-        self._live = console.is_terminal
 
     def planned(self, total: int, done: int) -> None:
         self._progress.update(self._task, total=total, completed=done)
 
     def finished(self, trial: Trial) -> None:
-        if self._live:  # nothing is drawn otherwise: no need to count
-            self._progress.update(self._task, advance=1, last=escape(trial.key.label))
+        self._progress.update(self._task, advance=1, last=escape(trial.key.label))
 
     @contextmanager
     def running(self) -> Iterator[TrialProgress]:
@@ -50,41 +48,27 @@ class TrialProgress:
 
 def scenario_line(line: ScenarioSummary) -> Text:
     """`PASS  case/scenario  3/3  1.2s  first failure`, styled."""
-    verdict, body, reason = _line_parts(line)
-    text = Text.assemble((verdict, STYLES[line.verdict.value]), body)
-    if reason:
-        text.append(reason, style="dim")
-    return text
-
-
-def plain_line(line: ScenarioSummary) -> str:
-    """`scenario_line` without styles, for a pipe or a file."""
-    return "".join(_line_parts(line))
-
-
-def _line_parts(line: ScenarioSummary) -> tuple[str, str, str]:
-    """The verdict, the scenario with its counts and duration, and the first failure."""
     verdict = line.verdict.value
-    judged = line.passed + line.failed
-    counts = f"{line.passed}/{judged}"
-    if line.errors:
-        counts += f" ({counted(line.errors, 'error')})"
-    cell = "" if line.cell == "default" else f"[{line.cell}] "
+    body = f" {line.label}  {passes(line)}  {line.duration_ms / 1000:.2f}s"
+    text = Text.assemble((f"{verdict.upper():<5}", STYLES[verdict]), body)
     reason = line.first_failure.replace("\n", " ")
     if len(reason) > _REASON_WIDTH:
         reason = reason[: _REASON_WIDTH - 1] + "…"
-    body = f" {cell}{line.case}/{line.scenario}  {counts}  {line.duration_ms / 1000:.2f}s"
-    shown = f"  {reason}" if reason and verdict != "pass" else ""
-    return f"{verdict.upper():<5}", body, shown
+    if reason and verdict != "pass":
+        text.append(f"  {reason}", style="dim")
+    return text
+
+
+def passes(line: ScenarioSummary) -> str:
+    """`passed/judged`, with the errors beside it when there were any."""
+    errors = f" ({counted(line.errors, 'error')})" if line.errors else ""
+    return f"{line.passed}/{line.passed + line.failed}{errors}"
 
 
 def print_summary(console: Console, summary: RunSummary, artifacts: Path, seconds: float) -> None:
     lines = summary.scenarios
-    if console.is_terminal:
-        for line in lines:
-            console.print(scenario_line(line), highlight=False, soft_wrap=True)
-    else:  # a pipe or a file: the same words without styles, written at once
-        console.file.write("".join(plain_line(line) + "\n" for line in lines))
+    for line in lines:
+        console.print(scenario_line(line), highlight=False, soft_wrap=True)
     trials = sum(line.trials for line in lines)
     parts = ", ".join(f"[{STYLES[v]}]{n} {v}[/]" for v, n in summary.totals.items())
     console.print(

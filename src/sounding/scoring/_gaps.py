@@ -10,6 +10,7 @@ import random
 from collections.abc import Hashable, Mapping, Sequence
 from itertools import chain
 
+from sounding._words import counted
 from sounding.scoring._stats import (
     DEFAULT_DRAWS,
     DEFAULT_LEVEL,
@@ -47,23 +48,6 @@ def _groups(
     return grouped
 
 
-def _pairing_keys(
-    reference: Sequence[object],
-    candidate: Sequence[object],
-    keys: Keys | None,
-    names: tuple[str, str],
-) -> Keys:
-    if keys is not None:
-        return keys
-    if len(reference) != len(candidate):
-        raise ValueError(
-            f"a paired comparison by position needs as many values on both sides, but "
-            f"{names[0]!r} has {len(reference)} and {names[1]!r} has {len(candidate)}; pass "
-            "keys=(reference_keys, candidate_keys) to pair them by scenario, or paired=False"
-        )
-    return range(len(reference)), range(len(candidate))
-
-
 def _some(keys: set[Hashable], shown: int = 5) -> str:
     named = sorted(map(repr, keys))
     more = f" and {len(named) - shown} more" if len(named) > shown else ""
@@ -92,7 +76,13 @@ def _paired_groups(
     names: tuple[str, str],
 ) -> tuple[list[list[float]], list[list[float]], int]:
     """Per shared key, the judged values of each side; keys judged on one side only are left out."""
-    ref_keys, cand_keys = _pairing_keys(reference, candidate, keys, names)
+    if keys is None and len(reference) != len(candidate):
+        raise ValueError(
+            f"a paired comparison by position needs as many values on both sides, but "
+            f"{names[0]!r} has {len(reference)} and {names[1]!r} has {len(candidate)}; pass "
+            "keys=(reference_keys, candidate_keys) to pair them by scenario, or paired=False"
+        )
+    ref_keys, cand_keys = keys or (range(len(reference)), range(len(candidate)))
     left = _groups(reference, ref_keys, repr(names[0]))
     right = _groups(candidate, cand_keys, repr(names[1]))
     _check_same_keys(left, right, names)
@@ -121,8 +111,8 @@ def _paired(reference: list[list[float]], candidate: list[list[float]], statisti
 
     def draw(rng: random.Random) -> float:
         picked = rng.choices(keys, k=len(keys))
-        ref = statistic(list(chain.from_iterable(map(reference.__getitem__, picked))))
-        return statistic(list(chain.from_iterable(map(candidate.__getitem__, picked)))) - ref
+        ref = statistic([value for key in picked for value in reference[key]])
+        return statistic([value for key in picked for value in candidate[key]]) - ref
 
     return draw
 
@@ -216,38 +206,6 @@ def compare(
     return gap.model_copy(update={"state": GapState.ESTABLISHED, "direction": direction})
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
-
-
-def _withheld(
-    comparison: Comparison,
-    *,
-    expected_trials: int,
-    recorded_trials: int,
-    invalid_trials: Mapping[str, int] | None = None,
-) -> list[str]:
-    """Why a comparison may not be published: an incomplete matrix, or a compared cell
-    holding invalid trials (cells not in this comparison do not withhold it)."""
-    if not 0 <= recorded_trials <= expected_trials:
-        raise ValueError(
-            f"recorded_trials must lie between 0 and expected_trials ({expected_trials}), got "
-            f"{recorded_trials}; count the trials of the whole matrix, cells × scenarios × trials"
-        )
-    reasons = []
-    if recorded_trials < expected_trials:
-        missing = expected_trials - recorded_trials
-        total = _plural(expected_trials, "trial")
-        reasons.append(f"matrix incomplete: {missing} of {total} missing")
-    for cell in dict.fromkeys((comparison.reference, comparison.candidate)):
-        count = (invalid_trials or {}).get(cell, 0)
-        if count < 0:
-            raise ValueError(f"invalid_trials[{cell!r}] must be 0 or more, got {count}")
-        if count:
-            reasons.append(f"cell {cell!r} holds {_plural(count, 'invalid trial')}")
-    return reasons
-
-
 def publishable(
     comparison: Comparison,
     *,
@@ -257,14 +215,25 @@ def publishable(
 ) -> Comparison:
     """The comparison as it may be published: unchanged, or with no state and the reason why.
 
-    The interval is kept (it is still a measurement); only the verdict is withdrawn.
+    It may not be while the matrix is incomplete or a compared cell holds invalid trials
+    (cells not in this comparison do not withhold it). The interval is kept (it is still a
+    measurement); only the verdict is withdrawn.
     """
-    reasons = _withheld(
-        comparison,
-        expected_trials=expected_trials,
-        recorded_trials=recorded_trials,
-        invalid_trials=invalid_trials,
-    )
+    if not 0 <= recorded_trials <= expected_trials:
+        raise ValueError(
+            f"recorded_trials must lie between 0 and expected_trials ({expected_trials}), got "
+            f"{recorded_trials}; count the trials of the whole matrix, cells × scenarios × trials"
+        )
+    reasons = []
+    if recorded_trials < expected_trials:
+        total = counted(expected_trials, "trial")
+        reasons.append(f"matrix incomplete: {expected_trials - recorded_trials} of {total} missing")
+    for cell in dict.fromkeys((comparison.reference, comparison.candidate)):
+        count = (invalid_trials or {}).get(cell, 0)
+        if count < 0:
+            raise ValueError(f"invalid_trials[{cell!r}] must be 0 or more, got {count}")
+        if count:
+            reasons.append(f"cell {cell!r} holds {counted(count, 'invalid trial')}")
     if not reasons:
         return comparison
     update = {"state": None, "direction": None, "withheld": "; ".join(reasons)}

@@ -125,17 +125,10 @@ class Comparison(BaseModel):
 
 
 Reduce = Callable[[Sequence[float]], float]
-
-
-def _mean(data: Sequence[float]) -> float:
-    return sum(data) / len(data)
-
-
-def _median(data: Sequence[float]) -> float:
-    return float(statistics.median(data))
-
-
-STATISTICS: dict[Statistic, Reduce] = {Statistic.RATE: _mean, Statistic.MEDIAN: _median}
+STATISTICS: dict[Statistic, Reduce] = {
+    Statistic.RATE: statistics.fmean,
+    Statistic.MEDIAN: statistics.median,
+}
 
 
 def _is_number(value: object) -> bool:
@@ -165,20 +158,21 @@ def summarize(values: Sequence[object]) -> Summary:
     """
     judged = [v for v in values if v is not None]
     kind, note = _kind(judged)
-    unjudged = len(values) - len(judged)
+    successes: int | None = None
+    estimate: float | None = None
     if kind is Statistic.RATE:
-        hits = sum(1 for v in judged if v)
-        return Summary(
-            statistic=kind,
-            judged=len(judged),
-            unjudged=unjudged,
-            successes=hits,
-            estimate=hits / len(judged),
-        )
-    if kind is Statistic.MEDIAN:
-        estimate = _median(judged)  # type: ignore[arg-type]
-        return Summary(statistic=kind, judged=len(judged), unjudged=unjudged, estimate=estimate)
-    return Summary(statistic=kind, judged=len(judged), unjudged=unjudged, note=note)
+        successes = sum(1 for v in judged if v)
+        estimate = successes / len(judged)
+    elif kind is Statistic.MEDIAN:
+        estimate = float(statistics.median(judged))  # type: ignore[arg-type, type-var]
+    return Summary(
+        statistic=kind,
+        judged=len(judged),
+        unjudged=len(values) - len(judged),
+        successes=successes,
+        estimate=estimate,
+        note=note,
+    )
 
 
 def data_of(summary: Summary, values: Sequence[object], side: str) -> list[float]:
@@ -213,12 +207,6 @@ def _rank(quantile: float, count: int) -> int:
     return min(count - 1, int(round(quantile * count, 6)))
 
 
-def _bounds(estimates: list[float], level: float) -> tuple[float, float]:
-    ordered = sorted(estimates)
-    tail = (1.0 - level) / 2.0
-    return ordered[_rank(tail, len(ordered))], ordered[_rank(1.0 - tail, len(ordered))]
-
-
 Draw = Callable[[random.Random], float]
 
 
@@ -227,12 +215,13 @@ def bootstrap(
 ) -> Interval:
     """Run `draws` draws on a fresh `random.Random(seed)`; bounds by percentile rank."""
     rng = random.Random(seed)
-    low, high = _bounds([draw(rng) for _ in range(draws)], level)
+    ordered = sorted(draw(rng) for _ in range(draws))
+    tail = (1.0 - level) / 2.0
     return Interval(
         statistic=statistic,
         estimate=estimate,
-        low=low,
-        high=high,
+        low=ordered[_rank(tail, draws)],
+        high=ordered[_rank(1.0 - tail, draws)],
         draws=draws,
         level=level,
         seed=seed,

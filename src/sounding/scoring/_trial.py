@@ -147,14 +147,11 @@ def _fails_whatever_is_open(items: list[Measured], threshold: float, value: floa
     """True when the judged items already fail the trial, however the open ones turn out."""
     if any(m.blocking and _failed(m) for m in items):
         return True
-    if all(m.result.judged for m in items):
-        best_value = value  # nothing is open: the composite is what it is
-    else:
-        best = [
-            m if m.result.judged else m.model_copy(update={"result": CheckResult.passed()})
-            for m in items
-        ]
-        best_value = composite(best)
+    best = [
+        m if m.result.judged else m.model_copy(update={"result": CheckResult.passed()})
+        for m in items
+    ]
+    best_value = composite(best)
     return best_value is not None and not reaches(best_value, threshold)
 
 
