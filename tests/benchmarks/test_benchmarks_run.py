@@ -34,7 +34,7 @@ TARGETS = {
     "bench_harness.py": ["overhead per trial", "ratio --parallel 2 / --parallel 1"],
     "bench_many.py": ["time ratio sounding / floor"],
     "bench_memory.py": ["peak memory, largest run", "flat in the trials (x10)"],
-    "bench_rescore.py": ["time ratio command / floor", "score peak memory 5 -> 20"],
+    "bench_rescore.py": ["time ratio rescore_run / floor", "score peak memory 5 -> 20"],
     "count_many.py": [],  # counts, no targets
 }
 AGREEMENT = {
