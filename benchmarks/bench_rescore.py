@@ -15,9 +15,9 @@ runs it once, untimed, to get a results folder. Then times, each in a child proc
 Targets: re-scoring (`rescore_run`: load the case file, read and measure every trial) at
 most 2x the floor's time, which includes its interpreter's start; peak memory of
 `sounding score` not growing from N/4 to N stored trials. The whole command's ratio is
-printed beside it: it adds sounding's start (imports, about half a second). For that, one case file of N/4
-scenarios is run (untimed) with 1 and with 4 trials each, so that only the number of
-stored trials differs, not the size of the case file.
+printed beside it: it adds sounding's start (imports, about half a second). For the memory,
+one case file of N/4 scenarios is run (untimed) with 1 and with 4 trials each, so that only
+the number of stored trials differs, not the size of the case file.
 """
 
 from __future__ import annotations
