@@ -115,13 +115,40 @@ def test_a_writing_query_changes_nothing_and_is_an_error(db: ServiceSet, stateme
     assert db.evidence()["db"].details["changed_tables"] == []
 
 
-def test_mariadb_ddl_is_refused_before_it_is_sent(mariadb_url: str, tmp_path: Path) -> None:
+ATTACKS = [  # each once turned a read-only check into a write, on some engine
+    "SELECT 1 /* /* */ ' */ ; COMMIT; DELETE FROM customers; -- '",  # PostgreSQL nested comments
+    "SELECT 1 # a comment\nDROP TABLE customers",  # MariaDB's # comments
+    "SELECT email FROM customers /*!50000 INTO OUTFILE '{file}' */",  # MariaDB executable comment
+    "COPY (SELECT 1) TO PROGRAM 'touch {file}'",  # PostgreSQL as a superuser
+    "VACUUM INTO '{file}'",  # SQLite
+    "ATTACH '{file}' AS elsewhere",  # SQLite
+    "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE; DELETE FROM customers",
+    "SET ROLE postgres; DELETE FROM customers",
+]
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_no_query_changes_a_row_or_writes_a_file_on_any_engine(
+    db: ServiceSet, attack: str, tmp_path: Path
+) -> None:
+    """The database itself refuses: the checks' login may only read, in a read-only
+    transaction, one statement at a time; SQLite opens the file read-only, attaching nothing."""
+    written = tmp_path / "written"
+    result = on(db, attack.format(file=written), 0)
+    assert result.status is not Status.PASSED, result.reason  # where it is a mere comment, a read
+    assert count(db) == 2
+    assert db.evidence()["db"].details["changed_tables"] == []
+    assert not written.exists()
+
+
+def test_mariadb_refuses_ddl_from_the_checks_login(mariadb_url: str, tmp_path: Path) -> None:
     (tmp_path / "seed.sql").write_text(SEED)
     settings = ServiceSettings(servers={"db": mariadb_url})
     declared = [{"name": "db", "type": "sql", "seed": "seed.sql"}]
     with start_services(declared, trial_dir=tmp_path, suite_dir=tmp_path, settings=settings) as db:
         result = on(db, "/* tidy */ DROP TABLE customers", 0)
-        assert "refused before sending: DROP is not a query" in result.reason
+        assert result.status is Status.ERROR and "DROP command denied" in result.reason
+        assert count(db) == 2
         quoted = on(db, "SELECT 'DROP TABLE x'", "DROP TABLE x")
         assert quoted.status is Status.PASSED
 

@@ -1,14 +1,15 @@
 """The `sql` check: a read-only query on a trial's database, its first value compared.
 
-Read-only on every engine, twice over: one statement only, run inside a transaction
-that is rolled back and that the engine itself holds read-only (SQLite: the file opened
-read-only and `query_only`; PostgreSQL: SET TRANSACTION READ ONLY; MariaDB/MySQL: START
-TRANSACTION READ ONLY). MariaDB still runs DDL in a read-only transaction (DROP TABLE
-commits implicitly), so there a statement that is not a query is refused before sending.
+Read-only by the engines' own guarantees, never by reading the SQL: on PostgreSQL and
+MariaDB/MySQL the check logs in as the trial database's reader, a login that may only
+read it (`services._sql_server.reader`), in a read-only transaction that is rolled back;
+SQLite opens the file read-only, `query_only`, with no database attachable. Each engine
+takes exactly one statement.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -19,11 +20,8 @@ from sounding.checks._fields import ServiceName
 from sounding.checks._registry import Reads, registry
 
 if TYPE_CHECKING:  # SQLAlchemy, sqlite3 and the sql service load when a sql check runs
-    import sqlite3
+    from sqlalchemy.engine import Engine
 
-    from sqlalchemy.engine import Connection, Engine
-
-    from sounding.services._sql_text import Statement
 
 FAMILY = "sql"
 
@@ -68,95 +66,87 @@ def sql(params: SqlParams, context: CheckContext) -> CheckResult:
 
 
 def first_value(url: str, query: str, timeout: float) -> Any:
-    """The first column of the first row of `query`, read-only; QueryError says why not."""
+    """The first column of the first row of `query`, run as one statement that cannot
+    write: QueryError says why there is none."""
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import DBAPIError
 
     from sounding.services._sql_server import database_message, engine_kind, open_engine
 
     kind = engine_kind(url)
-    statement = _one_statement(query, kind)
     deadline = time.monotonic() + timeout
-    engine = _sqlite_engine(url, deadline) if kind == "sqlite" else open_engine(make_url(url))
     try:
-        with engine.connect() as connection:
-            return _run(connection, statement, kind, timeout)
-    except DBAPIError as exc:
+        if kind == "sqlite":
+            return _sqlite_value(make_url(url).database or "", query, deadline)
+        engine = open_engine(make_url(url))
+        try:
+            return _server_value(engine, kind, query, timeout)
+        finally:
+            engine.dispose()
+    except Exception as exc:
+        if not isinstance(exc, (DBAPIError, *_database_errors())):
+            raise
         said = database_message(exc)
         if time.monotonic() >= deadline or any(word in said.lower() for word in TIMED_OUT):
             raise QueryError(f"the query ran longer than the check's {timeout:g}s") from None
         raise QueryError(f"{kind} says: {said}") from None
-    finally:
-        engine.dispose()
 
 
-def _one_statement(query: str, kind: str) -> Statement:
-    from sounding.services._sql_text import SqlTextError, split_statements
-
-    try:
-        statements = split_statements(query, dialect=kind)
-    except SqlTextError as exc:
-        raise QueryError(f"the query cannot be read: {exc}") from None
-    if len(statements) != 1:
-        raise QueryError(
-            f"the query holds {len(statements)} statements; a sql check runs exactly one"
-        )
-    statement = statements[0]
-    if kind == "mysql" and not statement.reads_only:
-        raise QueryError(
-            f"refused before sending: {statement.keyword or 'this'} is not a query, and MariaDB/"
-            "MySQL commit DDL even inside a read-only transaction; a sql check may only read "
-            "(SELECT, WITH, SHOW, VALUES, DESCRIBE)"
-        )
-    return statement
-
-
-def _sqlite_engine(url: str, deadline: float) -> Engine:
+def _database_errors() -> tuple[type[Exception], ...]:
+    """The error classes of the drivers at hand (every DB-API driver has one `Error`)."""
+    import importlib
     import sqlite3
 
-    import sqlalchemy as sa
-    from sqlalchemy.pool import NullPool
-
-    path = sa.make_url(url).database or ""
-
-    def connect() -> sqlite3.Connection:
-        connection = sqlite3.connect(
-            f"file:{quote(path)}?mode=ro", uri=True, check_same_thread=False
-        )
-        connection.execute("PRAGMA query_only = ON")
-        connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
-        return connection
-
-    return sa.create_engine("sqlite://", creator=connect, poolclass=NullPool)
+    found: list[type[Exception]] = [sqlite3.Error]
+    for module in ("psycopg", "pymysql"):
+        with contextlib.suppress(ImportError):
+            found.append(importlib.import_module(module).Error)
+    return tuple(found)
 
 
-def _run(connection: Connection, statement: Statement, kind: str, timeout: float) -> Any:
-    from sqlalchemy.exc import ResourceClosedError
+def _sqlite_value(path: str, query: str, deadline: float) -> Any:
+    """SQLite: the file opened read-only, no database attachable (so no ATTACH and no
+    VACUUM INTO a new file), one statement only (sqlite3 refuses more)."""
+    import sqlite3
 
+    connection = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True)
     try:
-        _begin_read_only(connection, kind, timeout)
-        runner = connection.execution_options(no_parameters=True)
-        row = runner.exec_driver_sql(statement.text).first()
-    except ResourceClosedError:
-        raise QueryError("the statement returns no rows; a sql check needs a query") from None
+        connection.execute("PRAGMA query_only = ON")
+        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        return _first(connection.execute(query))
+    finally:
+        connection.close()
+
+
+def _server_value(engine: Engine, kind: str, query: str, timeout: float) -> Any:
+    """PostgreSQL and MariaDB/MySQL: the trial's reader login, which may only read, in a
+    read-only transaction that is rolled back; PostgreSQL prepares the statement, which
+    refuses more than one, and MariaDB/MySQL take one statement per call."""
+    connection = engine.raw_connection()
+    try:
+        cursor: Any = connection.cursor()
+        if kind == "postgresql":
+            cursor.execute("SET TRANSACTION READ ONLY")
+            cursor.execute(f"SET LOCAL statement_timeout = {int(timeout * 1000)}")
+            cursor.execute(query, prepare=True)
+        else:
+            cursor.execute(f"SET SESSION max_statement_time = {timeout:.3f}")
+            cursor.execute("START TRANSACTION READ ONLY")
+            cursor.execute(query)
+        return _first(cursor)
     finally:
         connection.rollback()
+        connection.close()
+
+
+def _first(cursor: Any) -> Any:
+    if cursor.description is None:
+        raise QueryError("the statement returns no rows; a sql check needs a query")
+    row = cursor.fetchone()
     if row is None:
         raise QueryError("the query returned no rows; make it return one (e.g. SELECT count(*))")
     return row[0]
-
-
-def _begin_read_only(connection: Connection, kind: str, timeout: float) -> None:
-    run = connection.exec_driver_sql
-    if kind == "postgresql":
-        run("SET TRANSACTION READ ONLY")
-        run(f"SET LOCAL statement_timeout = {int(timeout * 1000)}")
-    elif kind == "mysql":
-        if getattr(connection.dialect, "is_mariadb", False):
-            run(f"SET SESSION max_statement_time = {timeout:.3f}")
-        else:
-            run(f"SET SESSION max_execution_time = {int(timeout * 1000)}")
-        run("START TRANSACTION READ ONLY")
 
 
 def matches(value: Any, expected: Expected) -> bool:

@@ -34,15 +34,20 @@ from sounding.services._base import (
     env_prefix,
 )
 from sounding.services._sql_server import (
+    READER_PREFIX,
     ScriptError,
     create_database,
+    create_reader,
     database_message,
     driver_url,
     drop_database,
+    drop_reader,
     engine_kind,
     fingerprint,
+    grant_reading,
     missing_driver,
     open_engine,
+    reader,
     render,
     run_script,
     sqlite_url,
@@ -205,10 +210,16 @@ class SqlService(RunningService):
             env[f"{prefix}_PATH"] = self.database
         return env
 
+    @property
+    def reader_url(self) -> URL:
+        """How the checks reach the database: a server's reader login, which may only read
+        it (`reader`); a SQLite file, which the check opens read-only."""
+        return self.url if self.server is None else reader(self.server, self.database)
+
     def evidence(self) -> ServiceEvidence:
         if not self._gone:
             self._measure_changes()
-        url = None if self._gone else render(self.url)
+        url = None if self._gone else render(self.reader_url)
         return ServiceEvidence(self.name, "sql", url, self._details())
 
     def _details(self) -> dict[str, Any]:
@@ -232,6 +243,9 @@ class SqlService(RunningService):
         try:
             with self._engine.connect() as connection:
                 self._changes = table_changes(self._before, fingerprint(connection))
+            if self.server is not None:  # the agent is done: what it made can be read
+                with self._engine.connect() as connection:
+                    grant_reading(connection, self.server, self.database)
             self._print_error = ""
         except SQLAlchemyError as exc:
             self._changes = None
@@ -249,7 +263,8 @@ class SqlService(RunningService):
         if not self.keep:
             details.setdefault("gone", _DROPPED)
             return {"type": "sql", "url": None, "details": details}
-        return {"type": "sql", "url": render(self.url, password=False), "details": details}
+        url = render(self.reader_url, password=False)
+        return {"type": "sql", "url": url, "details": details}
 
     def stop(self) -> None:
         if self._stopped:
@@ -274,6 +289,7 @@ def _drop(server: URL, database: str, name: str) -> None:
 
     try:
         drop_database(server, database)
+        drop_reader(server, database)
     except SQLAlchemyError as exc:
         raise ServiceError(
             f"sql service '{name}': could not drop database {database} on {where(server)}: "
@@ -330,6 +346,17 @@ def _create(server: URL, name: str) -> str:
             "CREATE DATABASE",
             service=name,
         ) from None
+    try:
+        create_reader(server, database)
+    except SQLAlchemyError as exc:
+        with contextlib.suppress(SQLAlchemyError):
+            drop_database(server, database)
+        raise ServiceError(
+            f"sql service '{name}': cannot make the read-only login sql checks use on "
+            f"{where(server)}: {database_message(exc)}; the URL's user must be allowed to "
+            "create roles (PostgreSQL: CREATEROLE) or users (MariaDB/MySQL: CREATE USER)",
+            service=name,
+        ) from None
     return database
 
 
@@ -371,22 +398,21 @@ def restore_sql(
 
 
 def _with_password(url: str, name: str, settings: ServiceSettings | None) -> str:
-    """Stored URLs carry no password; take it from a settings server on the same host."""
+    """Stored URLs carry no password. The checks' reader login gets its password back from
+    a settings server on the same host (`reader`); a URL of an older run, of the server's
+    own user, takes that server's password."""
     from sqlalchemy.engine import make_url
 
     stored = make_url(url)
     candidates = (
         [] if settings is None else [settings.servers.get(name), settings.servers.get("sql")]
     )
-    for candidate in candidates:
-        if not candidate:
-            continue
+    for candidate in filter(None, candidates):
         known = make_url(candidate)
-        same = (known.host, known.port, known.username) == (
-            stored.host,
-            stored.port,
-            stored.username,
-        )
-        if same and known.password:
+        if (known.host, known.port) != (stored.host, stored.port):
+            continue
+        if (stored.username or "").startswith(READER_PREFIX):
+            return render(reader(known, stored.database or ""))
+        if known.username == stored.username and known.password:
             return render(stored.set(password=known.password))
     return url

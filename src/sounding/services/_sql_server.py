@@ -207,6 +207,91 @@ def drop_database(server: URL, name: str) -> None:
         admin.dispose()
 
 
+READER_PREFIX = "sounding_ro_"
+
+
+def reader(server: URL, database: str) -> URL:
+    """The login sql checks use on a trial's database, which may only read it: its name
+    from the database's, its password from the server's URL (the password included) and
+    the database's, so that a later re-scoring with the same server finds it again, and no
+    file ever holds it."""
+    name = READER_PREFIX + hashlib.sha256(database.encode()).hexdigest()[:12]
+    secret = f"{render(driver_url(server))}|{database}".encode()
+    password = hashlib.sha256(secret).hexdigest()[:32]
+    return driver_url(server, database).set(username=name, password=password)
+
+
+def create_reader(server: URL, database: str) -> None:
+    """Make the reader of `database`: a login with no right but to read it (PostgreSQL: a
+    role whose transactions are read-only; MariaDB/MySQL: a user granted SELECT alone)."""
+    login = reader(server, database)
+    name, password = login.username or "", login.password or ""
+    admin = open_engine(_admin(server), isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            run = connection.execution_options(**_NO_PARAMETERS).exec_driver_sql
+            for statement in _reader_statements(engine_kind(server), connection, name, password):
+                run(statement)
+    finally:
+        admin.dispose()
+
+
+def _reader_statements(kind: str, connection: Connection, name: str, password: str) -> list[str]:
+    """Names and passwords here are made by `reader`: letters, digits and `_` only."""
+    if kind == "postgresql":
+        role = quote(connection, name)
+        return [
+            f"CREATE ROLE {role} LOGIN PASSWORD '{password}'",
+            f"ALTER ROLE {role} SET default_transaction_read_only = on",
+        ]
+    user = f"'{name}'@'%'"
+    return [f"CREATE USER {user} IDENTIFIED BY '{password}'"]
+
+
+def grant_reading(connection: Connection, server: URL, database: str) -> None:
+    """Let the reader read every table of the trial's database as the agent left it. On
+    PostgreSQL a grant covers the tables that exist, so it is given after the agent ran;
+    MariaDB/MySQL grant the database whole."""
+    name = reader(server, database).username or ""
+    if engine_kind(server) == "mysql":
+        statements = [f"GRANT SELECT ON {quote(connection, database)}.* TO '{name}'@'%'"]
+    else:
+        name = quote(connection, name)
+        statements = [f"GRANT CONNECT ON DATABASE {quote(connection, database)} TO {name}"]
+        for schema in _schemas(connection):
+            statements += [
+                f"GRANT USAGE ON SCHEMA {quote(connection, schema)} TO {name}",
+                f"GRANT SELECT ON ALL TABLES IN SCHEMA {quote(connection, schema)} TO {name}",
+            ]
+    run = connection.execution_options(**_NO_PARAMETERS).exec_driver_sql
+    for statement in statements:
+        run(statement)
+    connection.commit()
+
+
+def _schemas(connection: Connection) -> list[str]:
+    rows = connection.exec_driver_sql(
+        "SELECT nspname FROM pg_namespace "
+        "WHERE nspname !~ '^pg_' AND nspname <> 'information_schema'"
+    )
+    return [str(row[0]) for row in rows]
+
+
+def drop_reader(server: URL, database: str) -> None:
+    """Drop the reader of a database that is gone (its grants went with the database)."""
+    name = reader(server, database).username or ""
+    admin = open_engine(_admin(server), isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            run = connection.execution_options(**_NO_PARAMETERS).exec_driver_sql
+            if engine_kind(server) == "postgresql":
+                run(f"DROP ROLE IF EXISTS {quote(connection, name)}")
+            else:
+                run(f"DROP USER IF EXISTS '{name}'@'%'")
+    finally:
+        admin.dispose()
+
+
 def _admin(server: URL) -> URL:
     url = driver_url(server)
     if url.database:

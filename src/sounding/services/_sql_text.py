@@ -1,7 +1,7 @@
-"""SQL as text: split a script into statements, and tell a read from a write.
+"""SQL as text: split a seed script into statements, each with the line it starts on.
 
-Shared by seeding (`services/_sql.py`) and the `sql` check (`checks/_sql.py`); it imports
-nothing of sounding so both can reach it whichever package is imported first.
+What a statement does is never decided here: the `sql` check relies on the databases' own
+guarantees (a login that may only read), not on reading its SQL.
 
 The splitter knows quotes ('...', "...", `...`), comments (-- and /* */), PostgreSQL's
 $tag$ strings and E'...' strings, backslash escapes on MySQL, and the BEGIN ... END body
@@ -43,8 +43,6 @@ _SCANNERS = {
     "sqlite": _scanner(_COMMENT, _STANDARD, _OTHER),
 }
 
-READ_KEYWORDS = frozenset({"SELECT", "WITH", "SHOW", "VALUES", "TABLE", "DESC", "DESCRIBE"})
-_FILE_WRITES = re.compile(r"\bINTO\s+(?:OUTFILE|DUMPFILE)\b", re.IGNORECASE)
 _CLOSES_CONTROL = frozenset({"IF", "LOOP", "WHILE", "REPEAT"})
 
 
@@ -54,26 +52,12 @@ class SqlTextError(ValueError):
 
 @dataclass(frozen=True)
 class Statement:
-    """One statement of a script: its text, the line it starts on, its code alone.
-
-    `code` is the text with strings and comments blanked out, for keyword tests that
-    must not be fooled by `SELECT 'DROP TABLE x'`.
-    """
+    """One statement of a script: its text, the line it starts on, its code alone (the
+    text with strings and comments blanked out)."""
 
     text: str
     line: int
     code: str
-
-    @property
-    def keyword(self) -> str:
-        """The statement's first keyword, upper-cased (`SELECT`, `DROP`, ...)."""
-        match = re.search(r"[A-Za-z_]+", self.code)
-        return match.group(0).upper() if match else ""
-
-    @property
-    def reads_only(self) -> bool:
-        """True for a statement that only reads: it starts like a query, writes no file."""
-        return self.keyword in READ_KEYWORDS and not _FILE_WRITES.search(self.code)
 
 
 @dataclass
