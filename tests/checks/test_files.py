@@ -198,3 +198,19 @@ def test_file_content_is_unjudged_without_a_workspace() -> None:
 def test_file_content_refuses_bad_params(raw: Any, words: str) -> None:
     with pytest.raises(ValidationError, match=words.replace("(", r"\(")):
         registry.get("file_content").parse(raw)
+
+
+def test_file_content_never_waits_on_a_fifo_nor_loads_a_huge_file(workspace: Path) -> None:
+    import os
+    import time
+
+    os.mkfifo(workspace / "pipe")
+    with open(workspace / "huge.log", "wb") as huge:
+        huge.write(b"needle at the start\n")
+        huge.truncate(8 << 30)  # 8 GB, sparse
+    started = time.monotonic()
+    fifo = check("file_content", {"path": "pipe", "contains": "x"}, workspace)
+    big = check("file_content", {"path": "huge.log", "contains": "needle"}, workspace)
+    assert time.monotonic() - started < 5
+    assert fifo.status is Status.FAILED and "is not a regular file" in fifo.reason
+    assert big.status is Status.PASSED  # read as far as a check reads (16 MiB)

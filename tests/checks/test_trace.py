@@ -291,3 +291,42 @@ def test_no_error_passes_and_fails_with_the_first_line() -> None:
 def test_no_error_takes_no_params() -> None:
     refused("no_error", {"strict": True})
     refused("no_error", "yes")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "answer", "status"),
+    [
+        ("^(a+)+$", "a" * 36 + "!", Status.FAILED),  # minutes with `re`; `regex` sees through it
+        ("(a|aa)+b", "a" * 40, Status.ERROR),  # a search that runs out of time: no verdict
+    ],
+)
+def test_a_pattern_of_nested_repetition_is_bounded_by_the_checks_time(
+    pattern: str, answer: str, status: Status
+) -> None:
+    """A pattern that backtracks for minutes on an unlucky answer never holds a run: the
+    check's own time bounds the search, and a search that runs out is an error."""
+    import time
+
+    from sounding.scoring import measure_trial
+    from sounding.spec import resolve_case
+
+    case = resolve_case(
+        {
+            "scenarios": [
+                {
+                    "id": "s",
+                    "user": "hi",
+                    "check_timeout": 1,
+                    "expect": [{"final_answer_matches": pattern}],
+                }
+            ]
+        },
+        path="case.yaml",
+    )
+    started = time.monotonic()
+    score = measure_trial(case.scenarios[0], Evidence(record=RunRecord(final_answer=answer)))
+    assert time.monotonic() - started < 5
+    (check,) = score.checks
+    assert check.result.status is status, check.result.reason
+    if status is Status.ERROR:
+        assert "ran longer than the check's 1s" in check.result.reason

@@ -6,13 +6,13 @@ judge model) says so in its type, and the loader checks it against the case by t
 
 from __future__ import annotations
 
-import re
 import typing
 from collections.abc import Callable, Iterator
 from enum import Enum
 from functools import cache
 from typing import Annotated, Any, NamedTuple
 
+import regex
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 
@@ -23,8 +23,8 @@ def as_list(value: Any) -> Any:
 
 def _compiles(value: str) -> str:
     try:
-        re.compile(value, re.MULTILINE)
-    except re.error as exc:
+        regex.compile(value, regex.MULTILINE)
+    except (regex.error, OverflowError, RecursionError) as exc:
         raise ValueError(
             f"'{value}' is not a valid regular expression ({exc}); "
             "escape special characters such as ( [ . * with a backslash"
@@ -52,6 +52,20 @@ Texts = Annotated[list[Name], BeforeValidator(as_list)]
 """One text or a list of them, possibly empty (an optional condition)."""
 
 Regex = Annotated[str, AfterValidator(_compiles)]
+"""A regular expression an agent's text is searched with: `^`/`$` match at each line. It
+runs with the `regex` engine, bounded by the check's time (`matches`)."""
+
+
+def matches(pattern: str, text: str, timeout: float) -> list[regex.Match[str]]:
+    """Every match of `pattern` in `text`; TimeoutError, saying so, when the search takes
+    longer than `timeout` seconds (a pattern of nested repetition on an unlucky text)."""
+    try:
+        return list(regex.finditer(pattern, text, regex.MULTILINE, timeout=timeout))
+    except TimeoutError:
+        raise TimeoutError(
+            f"pattern '{pattern}' ran longer than the check's {timeout:g}s on a text of "
+            f"{len(text)} characters; write it without nested repetition like (a+)+"
+        ) from None
 """A regular expression that compiles; checks search it with `re.MULTILINE`."""
 
 

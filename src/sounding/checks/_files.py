@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 from pydantic import Field, model_validator
 
+from sounding._files import read_regular
 from sounding.checks._base import CheckContext, CheckResult, Params
-from sounding.checks._fields import Regex, Texts, WorkspacePath, checked
+from sounding.checks._fields import Regex, Texts, WorkspacePath, checked, matches
 from sounding.checks._paths import in_workspace, relative_path
 from sounding.checks._registry import Reads, registry
+
+READ_LIMIT = 16 << 20  # bytes of a file a check reads: a larger file is read this far
 
 
 class PathParams(Params):
@@ -70,19 +72,22 @@ def file_content(params: FileContentParams, context: CheckContext) -> CheckResul
     if target.is_dir():
         return CheckResult.failed(f"'{params.path}' is a folder, not a file")
     try:
-        text = target.read_text(encoding="utf-8", errors="replace")
+        found = read_regular(target, READ_LIMIT)
     except OSError as exc:
         return CheckResult.error(f"could not read '{params.path}': {exc.strerror or exc}")
-    problems = _content_problems(params, text)
+    if found is None:  # a FIFO, a socket, a device: never read, never waited on
+        return CheckResult.failed(f"'{params.path}' is not a regular file")
+    text = found[0].decode("utf-8", errors="replace")
+    problems = _content_problems(params, text, context.timeout)
     if problems:
         return CheckResult.failed(f"file '{params.path}' {problems[0]}", problems=problems)
     return CheckResult.passed(f"file '{params.path}' holds what was asked")
 
 
-def _content_problems(params: FileContentParams, text: str) -> list[str]:
+def _content_problems(params: FileContentParams, text: str, timeout: float) -> list[str]:
     """Every condition that does not hold, in the order of the params, in plain words."""
     problems = [f"does not contain '{want}'" for want in params.contains if want not in text]
     problems += [f"contains '{bad}'" for bad in params.not_contains if bad in text]
-    if params.pattern is not None and not re.search(params.pattern, text, re.MULTILINE):
+    if params.pattern is not None and not matches(params.pattern, text, timeout):
         problems.append(f"has no match for pattern '{params.pattern}'")
     return problems

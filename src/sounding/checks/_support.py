@@ -16,7 +16,7 @@ from pydantic import AfterValidator, Field
 
 from sounding._words import counted
 from sounding.checks._base import CheckContext, CheckResult, Params, numbered, shown
-from sounding.checks._fields import Name, Names, Regex
+from sounding.checks._fields import Name, Names, Regex, matches
 from sounding.checks._registry import registry
 from sounding.record import ToolCall
 
@@ -191,8 +191,8 @@ class CitationsParams(Params):
 def citations(params: CitationsParams, context: CheckContext) -> CheckResult:
     """Every id the answer cites was in a passage returned this run (and is known, if given)."""
     record = context.evidence.record
-    matches = re.finditer(params.pattern, record.final_answer or "", re.MULTILINE)
-    cited = list(dict.fromkeys(m.group(1) for m in matches if m.group(1)))
+    found = matches(params.pattern, record.final_answer or "", context.timeout)
+    cited = list(dict.fromkeys(m.group(1) for m in found if m.group(1)))
     if not cited:
         return CheckResult.passed("the answer cites nothing")
     for ident in cited:
@@ -234,7 +234,7 @@ def no_foreign_data(params: ForeignDataParams, context: CheckContext) -> CheckRe
     foreign = [
         m.group(0)
         for pattern in params.patterns
-        for m in re.finditer(pattern, answer, re.MULTILINE)
+        for m in matches(pattern, answer, context.timeout)
         if m.group(0) and _normal(m.group(0)) not in own
     ]
     if foreign:

@@ -5,14 +5,13 @@ Positions of calls are counted from 1 in the order the calls were made (`call #2
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field
 
 from sounding.checks._base import CheckContext, CheckResult, NoParams, Params, cut, numbered, shown
-from sounding.checks._fields import Name, Names, Regex
+from sounding.checks._fields import Name, Names, Regex, matches
 from sounding.checks._registry import registry
 from sounding.record import RunRecord, ToolCall
 
@@ -252,9 +251,9 @@ def final_answer_matches(params: PatternParams, context: CheckContext) -> CheckR
     answer = context.evidence.record.final_answer
     if answer is None:
         return CheckResult.failed(NO_ANSWER)
-    found = re.search(params.pattern, answer, re.MULTILINE)
+    found = bool(matches(params.pattern, answer, context.timeout))
     said = "matches" if found else "has no match for"
-    return CheckResult.verdict(found is not None, f"the answer {said} pattern '{params.pattern}'")
+    return CheckResult.verdict(found, f"the answer {said} pattern '{params.pattern}'")
 
 
 # ---- hooks and errors ------------------------------------------------------------------
