@@ -46,7 +46,46 @@ def write_json(path: Path, value: Any) -> None:
 
 def read_json(path: str | os.PathLike[str]) -> Any:
     with open(path, "rb") as handle:
-        return json.loads(handle.read())
+        return loads(handle.read())
+
+
+def loads(text: str | bytes) -> Any:
+    """`json.loads` for text an agent may have written: nesting too deep for the decoder
+    or a number too long to convert is a `json.JSONDecodeError` like any other bad JSON."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except (RecursionError, ValueError) as exc:
+        problem = unreadable(exc)
+    raise json.JSONDecodeError(problem, text if isinstance(text, str) else "", 0) from None
+
+
+def unreadable(exc: RecursionError | ValueError) -> str:
+    """What a parser that is not at fault raised on a document built to break it: nesting
+    deeper than Python recurses, or an integer of more digits than it converts."""
+    if isinstance(exc, RecursionError):
+        return "it is nested too deeply: flatten it"
+    return f"a value cannot be converted ({str(exc).split(';')[0]}): write a smaller one"
+
+
+def link_on_path(root: Path, relative: str) -> str | None:
+    """The first link (relative to `root`) met on the way from `root` to `relative`: what
+    is written at that path would land wherever the link leads."""
+    here = root
+    for part in Path(relative).parts:
+        here = here / part
+        if here.is_symlink():
+            return here.relative_to(root).as_posix()
+    return None
+
+
+def given_through_link(relative: str, link: str) -> str:
+    """Why a given file cannot be laid over a fixture with a link on its path."""
+    return (
+        f"workspace.given '{relative}' would be written through the link '{link}' of the "
+        "fixture: give it a path that no link of the fixture is on, or remove the link"
+    )
 
 
 def sweep_tmp(folder: Path) -> int:

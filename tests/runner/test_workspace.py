@@ -230,6 +230,14 @@ def test_a_given_file_is_never_written_through_a_link_of_the_fixture(
         "workspace: {fixture: fixtures/repo, given: {tests/probe.txt: fixtures/probe.txt}}\n"
         "scenarios:\n  - {id: s, user: go}\n",
     )
+    checked = subprocess.run(
+        [sys.executable, "-m", "sounding.cli", "validate", str(suite.root)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 2, checked.stdout + checked.stderr
+    assert 'link.yaml:1: workspace.given["tests/probe.txt"]: workspace.given' in checked.stderr
     done = suite.run()
     assert done.returncode == 2, done.stdout + done.stderr
     assert "would be written through the link 'tests' of the fixture" in done.stderr

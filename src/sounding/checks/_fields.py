@@ -66,7 +66,6 @@ def matches(pattern: str, text: str, timeout: float) -> list[regex.Match[str]]:
             f"pattern '{pattern}' ran longer than the check's {timeout:g}s on a text of "
             f"{len(text)} characters; write it without nested repetition like (a+)+"
         ) from None
-"""A regular expression that compiles; checks search it with `re.MULTILINE`."""
 
 
 class Ref(Enum):

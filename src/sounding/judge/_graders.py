@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from sounding._files import loads
 from sounding._process import end_of, readable, start, stop
 from sounding.judge._errors import GraderError, JudgeError
 
@@ -250,7 +251,7 @@ class _Child:
         line, _, self._unread = self._unread.partition(b"\n")
         text = line.decode("utf-8", errors="replace").strip()
         try:
-            message = json.loads(text)
+            message = loads(text)
         except ValueError:
             return {"unreadable": text}
         return message if isinstance(message, dict) else {"unreadable": text}

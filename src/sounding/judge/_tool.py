@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sounding._files import loads
 from sounding.judge._errors import JudgeError
 
 MetricType = Literal["bool", "number", "string"]
@@ -95,7 +96,7 @@ def _as_object(tool: str, arguments: str | Mapping[str, Any]) -> Mapping[str, An
     value: Any = arguments
     if isinstance(arguments, str):
         try:
-            value = json.loads(arguments)
+            value = loads(arguments)
         except ValueError as exc:
             raise JudgeError(
                 f"the judge called {tool} with arguments that are not JSON ({exc}): "

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sounding._files import loads
 from sounding.record._model import RunRecord, content_text
 
 
@@ -94,7 +95,7 @@ def parse_args(raw: Any) -> tuple[dict[str, Any], str | None]:
     value = raw
     if isinstance(raw, str):
         try:
-            value = json.loads(raw)
+            value = loads(raw)
         except json.JSONDecodeError as exc:
             return {"_raw": raw}, f"arguments are not valid JSON: {exc.msg} (column {exc.colno})"
     if isinstance(value, dict):

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from sounding._files import loads
 from sounding.record._anthropic import parse_anthropic
 from sounding.record._build import CALL_BLOCKS, RecordError, validate_record
 from sounding.record._formats import NOT_JSON, Claim, RecordFormats, Sample, Sign
@@ -205,7 +206,7 @@ def _read_text(path: Path) -> str:
 def _first_line_is_event(text: str) -> bool:
     first = next((line for line in text.splitlines() if line.strip()), "")
     try:
-        event = json.loads(first)
+        event = loads(first)
     except json.JSONDecodeError:
         return False
     return isinstance(event, dict) and isinstance(event.get("type"), str)

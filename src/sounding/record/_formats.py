@@ -13,6 +13,7 @@ from enum import IntEnum
 from functools import cached_property
 from typing import Any
 
+from sounding._files import loads
 from sounding.record._build import RecordError, closest, json_kind
 from sounding.record._model import RunRecord
 
@@ -43,14 +44,14 @@ class Sample:
     def json(self) -> Any:
         """The decoded text, or `NOT_JSON`."""
         try:
-            return json.loads(self.text)
+            return loads(self.text)
         except json.JSONDecodeError:
             return NOT_JSON
 
     def document(self, fix: str = "one JSON document, or JSON Lines (.jsonl)") -> Any:
         """The decoded text; a syntax error names its line and column."""
         try:
-            return self.json if self.json is not NOT_JSON else json.loads(self.text)
+            return self.json if self.json is not NOT_JSON else loads(self.text)
         except json.JSONDecodeError as exc:
             raise RecordError(
                 self.source,

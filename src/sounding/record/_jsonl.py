@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sounding._files import loads
 from sounding.record._build import Attach, RecordBuilder, RecordError, dump_result
 from sounding.record._events import META_FIELDS, validate_event
 from sounding.record._model import RunRecord
@@ -36,7 +37,7 @@ def _events(text: str, source: str, reader: _Reader) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            events.append((number, json.loads(line)))
+            events.append((number, loads(line)))
         except json.JSONDecodeError as exc:
             if not (unfinished and number == len(lines)):
                 raise RecordError(

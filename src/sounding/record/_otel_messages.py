@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from sounding._files import loads
 from sounding.record._build import json_kind
 
 EVENT_ROLES = {
@@ -59,7 +60,7 @@ def read_messages(
     """A list of messages (JSON text or structured); None, and a note, when unreadable."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads(value)
         except json.JSONDecodeError as exc:
             notes.append(f"{where}: not JSON ({exc.msg}); kept as text in metadata.otel_spans")
             return None
@@ -76,7 +77,7 @@ def system_messages(value: Any) -> list[dict[str, Any]]:
     """`gen_ai.system_instructions` (parts, JSON text of parts, or plain text) as a message."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads(value)
         except json.JSONDecodeError:
             value = [{"type": "text", "content": value}]
     return [{"role": "system", "parts": value if isinstance(value, list) else [value]}]

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from sounding._files import unreadable
 from sounding.runner._cells import Cell, CellError, CellsConfig, build_cells, reference_cell
 from sounding.spec import case_files
 
@@ -156,6 +157,8 @@ def load_suite(path: Path) -> Suite:
         raw = tomllib.loads(config_path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise SuiteConfigError(f"{config_path}: not valid TOML: {exc}") from None
+    except (RecursionError, ValueError) as exc:
+        raise SuiteConfigError(f"{config_path}: cannot read it: {unreadable(exc)}") from None
     try:
         suite = Suite(root, SuiteFile.model_validate(raw))
     except ValidationError as exc:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from sounding._files import read_regular
+from sounding._files import given_through_link, link_on_path, read_regular
 from sounding.checks import Evidence, Reads
 from sounding.spec import Scenario, Workspace
 
@@ -224,17 +224,11 @@ def prepare(origin: Origin, dest: Path) -> None:
 
 def _given_target(dest: Path, relative: str) -> Path:
     """Where a given file goes in a new workspace; refused when a link of the fixture stands
-    on its way (it would be written wherever the link leads)."""
-    target = dest
-    for part in PurePosixPath(relative).parts:
-        target = target / part
-        if target.is_symlink():
-            raise WorkspaceError(
-                f"workspace.given '{relative}' would be written through the link "
-                f"'{target.relative_to(dest)}' of the fixture: give it a path that no link "
-                "of the fixture is on, or remove the link"
-            )
-    return target
+    on its way (the file would be written wherever the link leads)."""
+    link = link_on_path(dest, relative)
+    if link is not None:
+        raise WorkspaceError(given_through_link(relative, link))
+    return dest / relative
 
 
 def workspace_identity(workspace: Path) -> tuple[int, int] | None:

@@ -7,7 +7,6 @@ and `http.client` modules it pulls in, load only when a trial starts a mock.
 from __future__ import annotations
 
 import contextlib
-import json
 import selectors
 import socket
 import threading
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from sounding._files import loads
 from sounding.services._base import RunningService, ServiceEvidence, StartContext, env_prefix
 from sounding.services._http_mock import HttpMockSpec
 
@@ -119,7 +119,7 @@ class HttpMockService(RunningService):
             entry["body"] = text
             if text.strip():
                 with contextlib.suppress(ValueError):
-                    entry["json"] = json.loads(text)
+                    entry["json"] = loads(text)
         with self._lock:
             self._requests.append(entry)
 

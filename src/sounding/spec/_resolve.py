@@ -9,12 +9,13 @@ are gathered before one `SpecError` is raised.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from sounding._files import given_through_link, link_on_path
 from sounding._words import counted
 from sounding.checks import Refused, Registry
 from sounding.checks import registry as default_registry
@@ -71,10 +72,28 @@ def _validated(data: Any, locator: Locator) -> RawCase:
         message = f"unknown case file version {version!r}: write `version: 1` or leave it out"
         allowed = [str(known) for known in KNOWN_VERSIONS]
         raise SpecError([locator.problem(("version",), message, allowed=allowed)])
+    if nul := [locator.problem(key, _NUL) for key in _nul_strings(data, ())]:
+        raise SpecError(nul)
     try:
         return RawCase.model_validate({k: v for k, v in data.items() if not _scratch(k)})
     except ValidationError as exc:
         raise SpecError(validation_problems(exc, RawCase, (), locator)) from None
+
+
+_NUL = "holds a NUL character (\\0): no command, prompt, variable or file name takes one"
+
+
+def _nul_strings(value: Any, key: KeyPath) -> Iterator[KeyPath]:
+    """The keys whose text holds a NUL, which no process argument or environment can."""
+    if isinstance(value, str):
+        if "\0" in value:
+            yield key
+    elif isinstance(value, dict):
+        for name, item in value.items():
+            yield from _nul_strings(item, (*key, name))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _nul_strings(item, (*key, index))
 
 
 def _scratch(key: object) -> bool:
@@ -119,6 +138,7 @@ class _CaseResolver:
         case = self._block(raw, ())
         # one object for every scenario that keeps the case's workspace: a run prepares it once
         workspace = Workspace(**case.workspace)
+        self._check_given_links(workspace, ("workspace",))
         scenarios = [
             self._scenario(item, i, case, workspace) for i, item in enumerate(raw.scenarios)
         ]
@@ -270,6 +290,18 @@ class _CaseResolver:
                 self._add((*key, "given", dest), refusal)
             self._check_source(source, (*key, "given", dest), "given file")
 
+    def _check_given_links(self, workspace: Workspace, key: KeyPath) -> None:
+        """A given file laid through a link of the fixture is refused now, not by each trial."""
+        if self.suite_dir is None or workspace.fixture is None:
+            return
+        fixture = self.suite_dir / workspace.fixture
+        for dest in workspace.given:
+            if path_refusal(dest, "the workspace") is not None:
+                continue  # said already
+            link = link_on_path(fixture, dest)
+            if link is not None:
+                self._add((*key, "given", dest), given_through_link(dest, link))
+
     def _check_source(self, value: str, key: KeyPath, what: str) -> None:
         """A path read from the suite folder: it must stay inside, and exist when we know it."""
         refusal = path_refusal(value, "the suite folder")
@@ -309,15 +341,18 @@ class _CaseResolver:
             leads=_numbered("lead", [*case.leads, *own.leads]),
             forbidden=list({**case.forbidden, **own.forbidden}.values()),
             scoring=scoring,
-            workspace=Workspace(**{**case.workspace, **own.workspace})
-            if own.workspace
-            else workspace,
+            workspace=self._workspace(case, own, base) if own.workspace else workspace,
             test_command=raw.test_command if raw.test_command is not None else top.test_command,
             prepare=raw.prepare if raw.prepare is not None else list(top.prepare or []),
             env={**top.env, **raw.env},
             allow_exit=raw.allow_exit if raw.allow_exit is not None else top.allow_exit or [],
             line=self.locator.line(base),
         )
+
+    def _workspace(self, case: _Block, own: _Block, base: KeyPath) -> Workspace:
+        workspace = Workspace(**{**case.workspace, **own.workspace})
+        self._check_given_links(workspace, (*base, "workspace"))
+        return workspace
 
     def _turns(self, raw: RawScenario, base: KeyPath) -> list[str]:
         if raw.user is None:

@@ -14,6 +14,7 @@ import tomllib
 from collections.abc import Callable
 from typing import Any
 
+from sounding._files import unreadable
 from sounding.spec._errors import KeyPath, Problem, SpecError
 
 _POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -27,6 +28,8 @@ def read_toml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError([_syntax_problem(exc, file, text)]) from None
+    except (RecursionError, ValueError) as exc:
+        raise SpecError([Problem(file, None, "", f"cannot read TOML: {unreadable(exc)}")]) from None
     lines: dict[KeyPath, int] = {(): 1}
     with contextlib.suppress(IndexError, ValueError):  # keep what was found before it got lost
         _Scanner(text, lines).run()

@@ -46,6 +46,11 @@ _SCALARS: dict[str, Callable[[ScalarNode], Any]] = {
     _TAG + "float": _CONSTRUCT.construct_yaml_float,
 }
 _KINDS = {MappingStartEvent: "map", SequenceStartEvent: "seq"}
+_DEPTH = 64  # lists and mappings inside each other; a case needs a handful
+
+
+class _TooDeep(Exception):
+    """A collection nested past `_DEPTH`: reading stops at once, and says where."""
 
 
 def read_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
@@ -55,6 +60,8 @@ def read_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
         loader = _Loader(text)
         builder = _Builder(file, iter(loader.get_event, None))
         data = builder.stream()
+    except _TooDeep as exc:
+        raise SpecError([exc.args[0]]) from None
     except yaml.MarkedYAMLError as exc:
         raise SpecError([_syntax_problem(exc, file)]) from None
     except yaml.YAMLError as exc:
@@ -95,6 +102,7 @@ class _Builder:
         self.lines: dict[KeyPath, int] = {}
         self.problems: list[Problem] = []
         self.anchors: dict[str, Any] = {}
+        self.depth = 0
 
     def stream(self) -> Any:
         next(self.events)  # stream start
@@ -114,10 +122,8 @@ class _Builder:
             return self._alias(event, path)
         if isinstance(event, ScalarEvent):
             value = self._scalar(event, path)
-        elif isinstance(event, MappingStartEvent):
-            value = self._mapping(event, path)
-        elif isinstance(event, SequenceStartEvent):
-            value = self._sequence(event, path)
+        elif isinstance(event, CollectionStartEvent):
+            value = self._collection(event, path)
         else:  # pragma: no cover - the parser yields only these inside a document
             raise yaml.YAMLError(f"unexpected {type(event).__name__}")
         if event.anchor is not None:
@@ -132,7 +138,26 @@ class _Builder:
         if construct is None:
             self._problem(path, f"unsupported YAML tag '{tag}': write a plain value", event)
             return event.value
-        return construct(ScalarNode(tag, event.value))
+        try:
+            return construct(ScalarNode(tag, event.value))
+        except ValueError:  # more digits than Python converts
+            self._problem(
+                path, f"the number has {len(event.value)} characters: write a smaller one", event
+            )
+            return event.value
+
+    def _collection(self, start: CollectionStartEvent, path: KeyPath) -> Any:
+        self._check_tag(start, path)
+        self.depth += 1
+        if self.depth > _DEPTH:
+            problem = f"nested more than {_DEPTH} lists or mappings deep: flatten it"
+            raise _TooDeep(Problem(self.file, _line(start), render_key(path), problem))
+        try:
+            if isinstance(start, MappingStartEvent):
+                return self._mapping(path)
+            return self._sequence(path)
+        finally:
+            self.depth -= 1
 
     def _alias(self, event: AliasEvent, path: KeyPath) -> Any:
         if event.anchor not in self.anchors:
@@ -142,8 +167,7 @@ class _Builder:
             return None
         return self.anchors[event.anchor]
 
-    def _sequence(self, start: SequenceStartEvent, path: KeyPath) -> list[Any]:
-        self._check_tag(start, path)
+    def _sequence(self, path: KeyPath) -> list[Any]:
         items: list[Any] = []
         for event in self.events:
             if isinstance(event, SequenceEndEvent):
@@ -153,8 +177,7 @@ class _Builder:
             items.append(self.value(event, here))
         return items
 
-    def _mapping(self, start: MappingStartEvent, path: KeyPath) -> dict[str, Any]:
-        self._check_tag(start, path)
+    def _mapping(self, path: KeyPath) -> dict[str, Any]:
         own: dict[str, Any] = {}
         merged: dict[str, Any] = {}
         for event in self.events:

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sounding._files import loads
+
 ANSWER_KEYS = ("metrics", "reasons", "unjudged")
 _SHOWN = 80
 _KINDS = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array"}
@@ -32,7 +34,7 @@ def read_answer(stdout: bytes, declared: Sequence[str]) -> Answer | str:
     except UnicodeDecodeError:
         return "printed bytes that are not UTF-8 text on stdout"
     try:
-        value = json.loads(text)
+        value = loads(text)
     except json.JSONDecodeError as exc:
         shown = text.strip()[:_SHOWN]
         return f"printed no JSON object on stdout ({exc.msg}): {shown!r}"
