@@ -129,11 +129,9 @@ def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+        return int(sock.getsockname()[1])
 
 
 def tail(text: str, lines: int = 15) -> str:
     """The last lines of a program's output, for an error message."""
-    kept = text.rstrip().splitlines()[-lines:]
-    return "\n".join(kept)
+    return "\n".join(text.rstrip().splitlines()[-lines:])

@@ -11,10 +11,11 @@ import http.client
 import os
 import shlex
 import socket
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -29,9 +30,6 @@ from sounding.services._base import (
     free_port,
     tail,
 )
-
-if TYPE_CHECKING:
-    import subprocess
 
 STOP_GRACE = 3.0
 """Seconds a process group has to exit after SIGTERM before it gets SIGKILL."""
@@ -70,12 +68,6 @@ class ProcessSpec(SpecModel):
     def uses_port(self) -> bool:
         texts = [self.command if isinstance(self.command, str) else " ".join(self.command)]
         return any("{port}" in text for text in [*texts, *self.env.values()])
-
-    def probe(self) -> WaitFor | None:
-        """The probe to wait on: the declared one, else a TCP connect when a port is used."""
-        if self.wait_for is None and self.uses_port():
-            return WaitFor(tcp=True)
-        return self.wait_for
 
 
 def argv(command: list[str] | str) -> list[str]:
@@ -141,8 +133,9 @@ class ProcessService(RunningService):
                 ) from None
 
     def wait_ready(self) -> None:
-        """Probe until ready; past `deadline`, ServiceError with the last failure and stderr."""
-        probe = self.spec.probe()
+        """Probe until ready; past `deadline`, ServiceError with the last failure and stderr.
+        Without `wait_for`, a program given a {port} is probed by a TCP connect."""
+        probe = self.spec.wait_for or (WaitFor(tcp=True) if self.spec.uses_port() else None)
         if probe is None:
             return
         check = self._prober(probe)
