@@ -148,6 +148,6 @@ def _restore(
     if kind == "sql":
         url, details = restore_sql(name, record, trial_dir, settings)
         return ServiceEvidence(name, kind, url, details)
-    if kind in ("http_mock", "process"):
+    if kind in SERVICE_TYPES:  # any other type: its details as stored, nothing to reach
         return ServiceEvidence(name, kind, None, dict(record.get("details") or {}))
     raise ServiceError(f"{path}: service '{name}' has unknown type {kind!r}; re-run the trial")
