@@ -12,9 +12,9 @@ import ast
 import contextlib
 import difflib
 import json
-import math
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -201,9 +201,8 @@ def _read_mapping(name: str, answer: dict[str, Any]) -> GraderAnswer:
 
 
 def _is_score(value: Any) -> bool:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    return math.isfinite(value) and 0.0 <= value <= 1.0
+    """A number from 0 to 1 (a bool is not one; NaN fails the comparison)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
 
 
 def _malformed(name: str, shown: str, problem: str) -> GraderError:
@@ -216,8 +215,6 @@ class _Child:
     """The grader's process: JSON lines on its stdin and stdout, its stderr in a file."""
 
     def __init__(self, suite_dir: Path) -> None:
-        import subprocess  # with the first grader run, not with sounding
-
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
         self._process = start(
             [sys.executable, str(CHILD)],

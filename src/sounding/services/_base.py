@@ -12,19 +12,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = [
-    "SQL_SERVER_ENV",
-    "RunningService",
-    "ServiceError",
-    "ServiceEvidence",
-    "ServiceSettings",
-    "SpecModel",
-    "StartContext",
-    "env_prefix",
-    "free_port",
-    "tail",
-]
-
 SQL_SERVER_ENV = "SOUNDING_SQL_SERVER"
 """The environment variable that names the default SQL server (`servers["sql"]`)."""
 
@@ -123,9 +110,10 @@ class RunningService(ABC):
     def evidence(self) -> ServiceEvidence:
         """What checks read about this service now (after the agent ran)."""
 
-    @abstractmethod
     def stored(self, trial_dir: Path) -> dict[str, Any]:
-        """A JSON-ready record of the evidence, for re-scoring from `trial_dir` later."""
+        """A JSON-ready record of the evidence, for re-scoring from `trial_dir` later: by
+        default its details without the URL, which leads nowhere once the trial ends."""
+        return {"type": self.type, "url": None, "details": dict(self.evidence().details)}
 
     @abstractmethod
     def stop(self) -> None:
@@ -141,11 +129,9 @@ def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+        return int(sock.getsockname()[1])
 
 
 def tail(text: str, lines: int = 15) -> str:
     """The last lines of a program's output, for an error message."""
-    kept = text.rstrip().splitlines()[-lines:]
-    return "\n".join(kept)
+    return "\n".join(text.rstrip().splitlines()[-lines:])

@@ -7,13 +7,15 @@ with its output in `<trial>/services/<name>.stdout.log` / `.stderr.log`. `{port}
 
 from __future__ import annotations
 
+import http.client
 import os
 import shlex
 import socket
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -28,9 +30,6 @@ from sounding.services._base import (
     free_port,
     tail,
 )
-
-if TYPE_CHECKING:
-    import subprocess
 
 STOP_GRACE = 3.0
 """Seconds a process group has to exit after SIGTERM before it gets SIGKILL."""
@@ -70,12 +69,6 @@ class ProcessSpec(SpecModel):
         texts = [self.command if isinstance(self.command, str) else " ".join(self.command)]
         return any("{port}" in text for text in [*texts, *self.env.values()])
 
-    def probe(self) -> WaitFor | None:
-        """The probe to wait on: the declared one, else a TCP connect when a port is used."""
-        if self.wait_for is None and self.uses_port():
-            return WaitFor(tcp=True)
-        return self.wait_for
-
 
 def argv(command: list[str] | str) -> list[str]:
     """A command as arguments: a list as given, a string split like a shell would (no shell)."""
@@ -83,21 +76,18 @@ def argv(command: list[str] | str) -> list[str]:
 
 
 def process_problems(spec: ProcessSpec) -> list[str]:
-    found = []
-    for where, command in (("command", spec.command), ("wait_for.command", _probe_command(spec))):
+    found: list[str] = []
+    probe = spec.wait_for
+    probe_command = probe.command if probe is not None else None
+    for where, command in (("command", spec.command), ("wait_for.command", probe_command)):
         try:
             if command is not None and not argv(command):
                 found.append(f"{where} is empty; give the program to run")
         except ValueError as exc:
             found.append(f"{where} cannot be split ({exc}); give it as a list")
-    probe = spec.wait_for
     if probe is not None and (probe.tcp or probe.http) and not spec.uses_port():
         found.append("wait_for probes a port but the command never uses {port}; pass {port} to it")
     return found
-
-
-def _probe_command(spec: ProcessSpec) -> list[str] | str | None:
-    return spec.wait_for.command if spec.wait_for is not None else None
 
 
 class ProcessService(RunningService):
@@ -110,33 +100,30 @@ class ProcessService(RunningService):
         self._places = {
             "{suite_dir}": str(context.suite_dir),
             "{trial_dir}": str(context.trial_dir),
+            "{port}": str(self.port),
         }
         self._cwd = context.suite_dir
-        self._env = {**os.environ, **context.env, **self._fill_all(spec.env)}
+        own = {key: self._fill(value) for key, value in spec.env.items()}
+        self._env = {**os.environ, **context.env, **own}
         self.command = [self._fill(part) for part in argv(spec.command)]
-        self._process: subprocess.Popen[bytes] | None = None
         self._stopped = False
+        self._process = self._launch()
 
     def _fill(self, text: str) -> str:
-        for key, value in {**self._places, "{port}": str(self.port)}.items():
+        for key, value in self._places.items():
             text = text.replace(key, value)
         return text
-
-    def _fill_all(self, env: dict[str, str]) -> dict[str, str]:
-        return {key: self._fill(value) for key, value in env.items()}
 
     @property
     def url(self) -> str:
         return self._fill(self.spec.url)
 
-    def launch(self) -> None:
+    def _launch(self) -> subprocess.Popen[bytes]:
         """Start the program; its log files are its own (this process keeps no handle)."""
         stdout, stderr = (f"{self.logs}.{kind}.log" for kind in ("stdout", "stderr"))
         with open(stdout, "wb") as out, open(stderr, "wb") as err:
             try:
-                self._process = start(
-                    self.command, cwd=self._cwd, env=self._env, stdout=out, stderr=err
-                )
+                return start(self.command, cwd=self._cwd, env=self._env, stdout=out, stderr=err)
             except OSError as exc:
                 raise ServiceError(
                     f"process service '{self.name}': cannot start {self.command[0]!r}: "
@@ -146,14 +133,16 @@ class ProcessService(RunningService):
                 ) from None
 
     def wait_ready(self) -> None:
-        """Probe until ready; past `deadline`, ServiceError with the last failure and stderr."""
-        probe = self.spec.probe()
+        """Probe until ready; past `deadline`, ServiceError with the last failure and stderr.
+        Without `wait_for`, a program given a {port} is probed by a TCP connect."""
+        probe = self.spec.wait_for or (WaitFor(tcp=True) if self.spec.uses_port() else None)
         if probe is None:
             return
         check = self._prober(probe)
         deadline = time.monotonic() + self.spec.deadline
         while True:
-            self._fail_if_exited()
+            if (code := poll(self._process)) is not None:
+                self._fail(f"exited with code {code} before it was ready")
             failure = check(deadline)
             if failure is None:
                 return
@@ -170,15 +159,9 @@ class ProcessService(RunningService):
             return lambda deadline: _command_probe(command, self._env, self._cwd, deadline)
         return lambda _deadline: _tcp_probe(self.port)
 
-    def _fail_if_exited(self) -> None:
-        assert self._process is not None
-        code = poll(self._process)
-        if code is not None:
-            self._fail(f"exited with code {code} before it was ready")
-
     def _fail(self, what: str) -> None:
         self.stop()
-        stderr = tail(self._read_log("stderr"))
+        stderr = self._stderr_tail()
         shown = f"\nits stderr ends with:\n{stderr}" if stderr else " (its stderr is empty)"
         raise ServiceError(
             f"process service '{self.name}' ({shlex.join(self.command)}) {what}; "
@@ -186,37 +169,30 @@ class ProcessService(RunningService):
             service=self.name,
         )
 
-    def _read_log(self, kind: str) -> str:
+    def _stderr_tail(self) -> str:
         try:
-            return Path(f"{self.logs}.{kind}.log").read_text(encoding="utf-8", errors="replace")
+            text = Path(f"{self.logs}.stderr.log").read_text(encoding="utf-8", errors="replace")
         except OSError:
             return ""
+        return tail(text)
 
     def env(self) -> dict[str, str]:
         prefix = env_prefix(self.name)
         return {f"{prefix}_URL": self.url, f"{prefix}_PORT": str(self.port)}
 
     def evidence(self) -> ServiceEvidence:
-        url = None if self._stopped else self.url
-        return ServiceEvidence(self.name, "process", url, self._details())
-
-    def _details(self) -> dict[str, Any]:
-        code = None if self._process is None else poll(self._process)
+        code = poll(self._process)
         details: dict[str, Any] = {"port": self.port, "command": self.command}
         if code is not None and not self._stopped:
             details["exited"] = code
-            details["stderr_tail"] = tail(self._read_log("stderr"))
-        return details
-
-    def stored(self, trial_dir: Path) -> dict[str, Any]:
-        return {"type": "process", "url": None, "details": self._details()}
+            details["stderr_tail"] = self._stderr_tail()
+        return ServiceEvidence(self.name, "process", None if self._stopped else self.url, details)
 
     def stop(self) -> None:
         if self._stopped:
             return
         self._stopped = True
-        if self._process is not None:
-            stop(self._process, STOP_GRACE)
+        stop(self._process, STOP_GRACE)
 
 
 def _tcp_probe(port: int) -> str | None:
@@ -228,8 +204,6 @@ def _tcp_probe(port: int) -> str | None:
 
 
 def _http_probe(port: int, path: str) -> str | None:
-    import http.client  # with its email and ssl modules: only for a service probed by http
-
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1.0)
     try:
         connection.request("GET", path)
@@ -260,6 +234,5 @@ def _command_probe(
 def start_process(spec: ProcessSpec, context: StartContext) -> ProcessService:
     """Start the program and wait until its probe answers (or raise ServiceError)."""
     service = ProcessService(spec, context)
-    service.launch()
     service.wait_ready()
     return service

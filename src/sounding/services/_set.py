@@ -4,25 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
+from sounding._files import write_text
 from sounding.services._base import (
     RunningService,
     ServiceError,
     ServiceEvidence,
     ServiceSettings,
-    SpecModel,
     StartContext,
 )
-from sounding.services._http_mock import HttpMockSpec
-from sounding.services._http_server import start_http_mock
-from sounding.services._process import ProcessSpec, start_process
-from sounding.services._specs import parse_specs
-from sounding.services._sql import SqlService, SqlSpec, restore_sql, start_sql
+from sounding.services._specs import SERVICE_TYPES, parse_specs
+from sounding.services._sql import SqlService, restore_sql
 
 STORE_SCHEMA = "sounding.services/1"
 STORE_FILE = Path("services") / "services.json"
@@ -37,9 +31,6 @@ class ServiceSet:
     def __init__(self, services: list[RunningService]) -> None:
         self._services = list(services)
         self._stopped = False
-
-    def __iter__(self) -> Iterator[RunningService]:
-        return iter(self._services)
 
     def __len__(self) -> int:
         return len(self._services)
@@ -58,10 +49,8 @@ class ServiceSet:
         records = {service.name: service.stored(trial_dir) for service in self._services}
         path = trial_dir / STORE_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
-        scratch = path.with_suffix(".json.partial")
         document = {"schema": STORE_SCHEMA, "services": records}
-        scratch.write_text(json.dumps(document, indent=2, default=str), encoding="utf-8")
-        os.replace(scratch, path)
+        write_text(path, json.dumps(document, indent=2, default=str))
         return path
 
     def stop(self) -> None:
@@ -81,12 +70,7 @@ class ServiceSet:
     def __enter__(self) -> ServiceSet:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
 
@@ -98,13 +82,6 @@ def services_env(services: list[RunningService]) -> dict[str, str]:
     for service in services:
         env.update(service.env())
     return env
-
-
-_STARTERS: dict[type[SpecModel], Callable[[Any, StartContext], RunningService]] = {
-    HttpMockSpec: start_http_mock,
-    ProcessSpec: start_process,
-    SqlSpec: start_sql,
-}
 
 
 def start_services(
@@ -127,7 +104,7 @@ def start_services(
     try:
         for model in models:
             context = StartContext(trial_dir, suite_dir, settings, services_env(started))
-            started.append(_STARTERS[type(model)](model, context))
+            started.append(SERVICE_TYPES[model.type].start(model, context))
     except BaseException:
         with contextlib.suppress(ServiceError):
             ServiceSet(started).stop()
@@ -146,11 +123,8 @@ def load_service_evidence(
     path = trial_dir / STORE_FILE
     if not path.is_file():
         return {}
-    document = _read_store(path)
-    loaded = {}
-    for name, record in document["services"].items():
-        loaded[name] = _restore(name, record, trial_dir, settings, path)
-    return loaded
+    records = _read_store(path)["services"].items()
+    return {name: _restore(name, record, trial_dir, settings, path) for name, record in records}
 
 
 def _read_store(path: Path) -> dict[str, Any]:
@@ -174,6 +148,6 @@ def _restore(
     if kind == "sql":
         url, details = restore_sql(name, record, trial_dir, settings)
         return ServiceEvidence(name, kind, url, details)
-    if kind in ("http_mock", "process"):
+    if kind in SERVICE_TYPES:  # any other type: its details as stored, nothing to reach
         return ServiceEvidence(name, kind, None, dict(record.get("details") or {}))
     raise ServiceError(f"{path}: service '{name}' has unknown type {kind!r}; re-run the trial")

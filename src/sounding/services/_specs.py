@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from sounding.services._base import SpecModel, env_prefix
-from sounding.services._http_mock import HttpMockSpec
-from sounding.services._process import ProcessSpec, process_problems
-from sounding.services._sql import SqlSpec, sql_problems
+from sounding.services._base import RunningService, SpecModel, StartContext, env_prefix
+from sounding.services._http_mock import HttpMockSpec, start_http_mock
+from sounding.services._process import ProcessSpec, process_problems, start_process
+from sounding.services._sql import SqlSpec, sql_problems, start_sql
 
-SPEC_TYPES: dict[str, type[SpecModel]] = {
-    "http_mock": HttpMockSpec,
-    "process": ProcessSpec,
-    "sql": SqlSpec,
+
+class ServiceType(NamedTuple):
+    """A service type: its declaration, what that model alone cannot check, how it starts."""
+
+    spec: type[SpecModel]
+    problems: Callable[[Any, Path | None], list[str]]
+    start: Callable[[Any, StartContext], RunningService]
+
+
+SERVICE_TYPES: dict[str, ServiceType] = {
+    "http_mock": ServiceType(HttpMockSpec, lambda spec, suite_dir: [], start_http_mock),
+    "process": ServiceType(ProcessSpec, lambda spec, _: process_problems(spec), start_process),
+    "sql": ServiceType(SqlSpec, sql_problems, start_sql),
 }
 
 
@@ -59,18 +68,18 @@ def _parse_one(raw: Any, suite_dir: Path | None) -> tuple[SpecModel | None, list
     if not isinstance(raw, Mapping):
         return None, ["must be a mapping with at least name: and type:"]
     kind = raw.get("type")
-    model_type = SPEC_TYPES.get(kind) if isinstance(kind, str) else None
-    if model_type is None:
+    service_type = SERVICE_TYPES.get(kind) if isinstance(kind, str) else None
+    if service_type is None:
         return None, [_unknown_type(kind)]
     try:
-        model = model_type.model_validate(raw)
+        model = service_type.spec.model_validate(raw)
     except ValidationError as exc:
-        return None, [_describe(error, model_type) for error in exc.errors()]
-    return model, _semantic(model, suite_dir)
+        return None, [_describe(error, service_type.spec) for error in exc.errors()]
+    return model, service_type.problems(model, suite_dir)
 
 
 def _unknown_type(kind: Any) -> str:
-    known = sorted(SPEC_TYPES)
+    known = sorted(SERVICE_TYPES)
     if kind is None:
         return f"type: is missing (one of: {', '.join(known)})"
     close = difflib.get_close_matches(str(kind), known, n=1)
@@ -90,14 +99,6 @@ def _describe(error: ErrorDetails, model_type: type[SpecModel]) -> str:
     given = error.get("input")
     shown = f" (got {given!r})" if not isinstance(given, Mapping | list) else ""
     return f"{where}: {error['msg']}{shown}"
-
-
-def _semantic(model: SpecModel, suite_dir: Path | None) -> list[str]:
-    if isinstance(model, SqlSpec):
-        return sql_problems(model, suite_dir)
-    if isinstance(model, ProcessSpec):
-        return process_problems(model)
-    return []
 
 
 def _clashes(model: SpecModel, earlier: list[SpecModel]) -> list[str]:
