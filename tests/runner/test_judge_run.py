@@ -156,3 +156,31 @@ def test_a_checks_own_judge_model_may_not_be_the_model_under_test(
     done = _run(suite, {"OPENAI_API_KEY": "local"})
     assert done.returncode == 2 and "'m-9' is also a model under test" in done.stderr
     assert llm_server.hits == 0
+
+
+def test_no_secret_reaches_the_judge_or_its_cache(suite: Any, llm_server: Any) -> None:
+    """The judge reads what is stored: the trial's secrets as markers. So its reasoning and
+    its cache cannot hold one, and re-scoring the stored trial asks the same question."""
+    token = "sk-live-77c0ffee11"
+    suite.agent(
+        "import os, sys; sys.stdin.read(); print('Dear team, the key is', os.environ['API_TOKEN'])",
+        extra_config=f"env = {{API_TOKEN = '{token}'}}\n" + _judge_config(llm_server.url),
+    )
+    suite.write("cases/note.yaml", CASE)
+    llm_server.openai_call({"score": 0.9, "passed": True, "reason": "courteous"})
+    done = _run(suite, {"OPENAI_API_KEY": "local"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    asked = json.dumps(llm_server.last()["messages"])
+    assert token not in asked and "[secret API_TOKEN]" in asked
+    cache = suite.root / ".sounding" / "judge-cache"
+    assert [p for p in cache.iterdir() if token.encode() in p.read_bytes()] == []
+    rescored = subprocess.run(
+        [sys.executable, "-m", "sounding.cli", "score", str(suite.runs()[0])],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "OPENAI_API_KEY": "local"},
+    )
+    assert rescored.returncode == 0, rescored.stdout + rescored.stderr
+    assert llm_server.hits == 1  # the stored trial asks what the run asked: from the cache

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sounding._secrets import redact
 from sounding.record import RunRecord, ToolCall
 from sounding.services import ServiceEvidence
 
@@ -95,6 +96,13 @@ class Evidence:
     trial: int = 0
     cell: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    secrets: Mapping[str, str] = field(default_factory=dict)  # name -> value, see `blind`
+
+    def blind(self, text: str) -> str:
+        """`text` as a judge may read it: the trial's secrets as their markers, as the stored
+        trial holds them. Its reasoning and its cache cannot hold one, and re-scoring the
+        stored trial asks the judge the same question."""
+        return redact(text, self.secrets)
 
 
 class Judge(Protocol):

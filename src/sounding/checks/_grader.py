@@ -58,7 +58,8 @@ def grader(params: GraderParams, context: CheckContext) -> CheckResult:
         return CheckResult.error(
             f"grader '{params.name}' needs the suite's folder to find checks/, and none was given"
         )
-    llm = context.judge.text if context.judge is not None else None
+    judge, blind = context.judge, context.evidence.blind
+    llm = None if judge is None else lambda prompt: judge.text(blind(prompt))
     try:
         answer = run_grader(
             context.suite_dir,

@@ -88,6 +88,7 @@ def llm_as_judge(params: JudgeParams, context: CheckContext) -> CheckResult:
     material = read_material(params.input_from, context.evidence)
     if isinstance(material, CheckResult):
         return material
+    material = context.evidence.blind(material)
     if not material.strip() and not params.judge_empty:
         return CheckResult.error(
             f"nothing to judge: input_from '{params.input_from}' was empty "

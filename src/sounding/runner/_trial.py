@@ -421,6 +421,7 @@ def _evidence(
         scenario_id=plan.scenario.id,
         trial=plan.key.trial,
         cell=plan.key.cell,
+        secrets=secrets,
         extra={
             "trace_path": str(plan.trace),
             "env": services_env(services),

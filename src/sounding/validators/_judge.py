@@ -46,7 +46,8 @@ def material(pieces: Sequence[str], trial: FinishedTrial) -> str:
         "response": trial.evidence.record.final_answer or "",
         "diff": trial.evidence.diff or "",
     }
-    return "\n\n".join(f"## {_TITLES[p]}\n\n{texts[p].strip() or '(empty)'}" for p in pieces)
+    text = "\n\n".join(f"## {_TITLES[p]}\n\n{texts[p].strip() or '(empty)'}" for p in pieces)
+    return trial.evidence.blind(text)
 
 
 def run_judge(spec: ValidatorSpec, trial: FinishedTrial, judge: Judge | None) -> Answer | str:
