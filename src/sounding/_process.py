@@ -8,13 +8,17 @@ there is no such setpriv (not Linux), processes run without it (`_guard`).
 
 `run_bounded` gives a process temporary files for its input and outputs, not pipes, and
 reads only the end of its outputs, once it has ended: a daemon left holding its stdout
-cannot make a read outlive the deadline, nor gigabytes of output fill memory. What a
-process moves to a session of its own is out of reach; only a sandbox stops that.
+cannot make a read outlive the deadline, nor gigabytes of output fill memory.
+
+What a process moves to a session of its own (a daemon) outlives its group. Inside
+`ending_orphans` (a `sounding run`), this process adopts such orphans (Linux's child
+subreaper) and kills them when it ends; a sandbox ends them with the trial.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import functools
 import os
@@ -22,7 +26,7 @@ import select
 import shutil
 import signal
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryFile
@@ -32,6 +36,8 @@ from sounding._sandbox import Sandbox
 
 if TYPE_CHECKING:
     import subprocess
+
+_SET_CHILD_SUBREAPER = 36  # prctl(2)
 
 GRACE = 1.0
 """Seconds a running process has after SIGTERM before its whole group gets SIGKILL."""
@@ -154,6 +160,52 @@ def kill_group(pgid: int, sig: signal.Signals = signal.SIGKILL) -> None:
     """Send `sig` to every process of the group; nothing when the group is gone."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+@contextlib.contextmanager
+def ending_orphans() -> Iterator[None]:
+    """While inside, this process adopts the descendants its programs leave behind (Linux:
+    `PR_SET_CHILD_SUBREAPER`); on leaving, it kills and reaps every child it still has.
+    For a process that owns its children, like the command line's `run`, not a library's
+    host. Where the kernel cannot adopt (not Linux), nothing is done."""
+    if not _subreaper(True):
+        yield
+        return
+    try:
+        yield
+    finally:
+        _subreaper(False)
+        for _ in range(100):  # a child killed may leave children of its own: adopt those too
+            children = _children()
+            if not children:
+                break
+            for pid in children:
+                kill_group(pid)  # a daemon leads a session, and so a group, of its own
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
+
+
+def _subreaper(on: bool) -> bool:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _children() -> list[int]:
+    """The ids of this process's children, from /proc."""
+    me, found = os.getpid(), []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+                if int(fields[1]) == me:
+                    found.append(int(entry.name))
+    return found
 
 
 def readable(fd: int, timeout: float | None) -> bool:

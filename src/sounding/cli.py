@@ -276,6 +276,7 @@ def run(
     keep: bool,
 ) -> None:
     """Run every scenario of SUITE_DIR (or the named CASES) several times and give verdicts."""
+    from sounding._process import ending_orphans
     from sounding.report._terminal import TrialProgress, print_summary
     from sounding.runner import (
         RunHooks,
@@ -298,7 +299,7 @@ def run(
         suite = load_suite(suite_dir)
         settings = prepare_run(suite, options)
         progress = TrialProgress(_console(stderr=True))
-        with progress.running(), _ctrl_c() as interrupted:
+        with progress.running(), _ctrl_c() as interrupted, ending_orphans():
             hooks = RunHooks(progress.finished, progress.planned, _note, interrupted)
             result = run_suite(suite, options, settings, hooks)
     except (SuiteConfigError, SpecError, RunSetupError, WorkspaceError, ResultsError) as exc:

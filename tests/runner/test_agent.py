@@ -11,6 +11,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -179,3 +180,23 @@ def test_the_agent_dies_when_sounding_is_killed(tmp_path: Path) -> None:
     finally:
         if alive(agent_pid):
             os.kill(agent_pid, signal.SIGKILL)
+
+
+def test_a_daemon_the_agent_leaves_is_gone_when_the_run_ends(suite: Any, daemons: Path) -> None:
+    """A daemon in a session of its own escapes the agent's group; `sounding run` adopts
+    it (a child subreaper) and kills it as the run ends."""
+    suite.agent(
+        f"""
+        import subprocess, sys
+        sys.stdin.read()
+        daemon = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True
+        )
+        open({str(daemons)!r}, "w").write(str(daemon.pid))
+        print("done")
+        """
+    )
+    suite.write("cases/d.yaml", "scenarios:\n  - {id: s, user: go}\n")
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert gone_within(int(daemons.read_text()), 2.0)
