@@ -99,10 +99,15 @@ def _digest(path: Path) -> str | None:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
+    try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+        digest = hashlib.sha256()  # not file_digest: its 256 KiB buffer outweighs a small file
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
+    finally:
+        os.close(fd)
 
 
 def _inside(root: Path, relative: str, key: str) -> Path:
