@@ -128,7 +128,7 @@ def validate(paths: tuple[Path, ...]) -> None:
         except SpecError as exc:
             _usage_error(str(exc))
     for note in (note for case in cases for note in case.notes):
-        _console(stderr=True).print(f"[yellow]![/] {_escape(note)}")
+        _note(note)
     scenarios = sum(len(case.scenarios) for case in cases)
     _console().print(f"ok: {counted(len(cases), 'case file')}, {counted(scenarios, 'scenario')}")
 

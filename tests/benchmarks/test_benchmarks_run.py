@@ -28,6 +28,7 @@ TINY = {
     "bench_memory.py": ["--scenarios", "10", "--trials", "2"],
     "bench_rescore.py": ["--trials", "20"],
     "count_many.py": ["--scenarios", "3"],
+    "probe_hostile.py": ["--trials", "40", "--kills", "2"],
 }
 TARGETS = {
     "bench_score.py": ["time ratio sounding / floor", "sounding peak memory 10 -> 40"],
@@ -36,6 +37,16 @@ TARGETS = {
     "bench_memory.py": ["peak memory, largest run", "flat in the trials (x10)"],
     "bench_rescore.py": ["time ratio rescore_run / floor", "score peak memory 5 -> 20"],
     "count_many.py": [],  # counts, no targets
+    "probe_hostile.py": [
+        "false passes",
+        "trials unaccounted for",
+        "hangs past the timeout + 2 s",
+        "processes left running",
+        "agents alive after a kill",
+        "stored files that do not parse",
+        "finished trials run again",
+        "trials missing from the summary",
+    ],
 }
 AGREEMENT = {
     "bench_score.py": "verdicts (both)",
@@ -94,6 +105,15 @@ def test_benchmark_agrees_with_its_floor(tiny_runs: dict[str, Script], name: str
     assert AGREEMENT[name] in results(done), done.stdout + done.stderr
 
 
+def test_the_hostile_probe_counts_zero(tiny_runs: dict[str, Script]) -> None:
+    """Its counts are of wrong verdicts, lost trials and survivors, not times: each must
+    be 0 even at a tiny size (the one timing figure, hangs past the deadline, is left to
+    the full probe on a quiet machine)."""
+    found = results(tiny_runs["probe_hostile.py"])
+    counts = {k: v for k, v in found.items() if OUTCOME.search(v) and "past the timeout" not in k}
+    assert counts and all(v.startswith("0 ") for v in counts.values()), found
+
+
 def test_peak_memory_is_the_measured_program_s_own(tiny_runs: dict[str, Script]) -> None:
     """The plain-json floor is measured from a benchmark that has imported sounding and
     written records; had it inherited its parent's size, its peak would match sounding's."""
@@ -112,6 +132,7 @@ def test_peak_memory_is_the_measured_program_s_own(tiny_runs: dict[str, Script])
         ("bench_memory.py", ["--scenarios", "1"]),
         ("bench_rescore.py", ["--trials", "0"]),
         ("count_many.py", ["--scenarios", "0"]),
+        ("probe_hostile.py", ["--trials", "0"]),
     ],
 )
 def test_a_size_that_cannot_run_is_refused(name: str, args: list[str]) -> None:

@@ -11,6 +11,7 @@ import json
 import sys
 import threading
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,6 @@ from sounding._sandbox import Sandbox
 
 OUTPUT_LIMIT = 8 << 20
 """How much of the end of a turn's stdout, and of its stderr, is kept (8 MiB each)."""
-
-_import_lock = threading.Lock()
 
 
 class _Running:
@@ -178,11 +177,9 @@ class AgentContext:
 def load_callable(target: str, suite_root: Path) -> Any:
     """Import `module:function`, with the suite folder on the import path."""
     module_name, _, attribute = target.partition(":")
-    with _import_lock:
-        root = str(suite_root)
-        if root not in sys.path:
-            sys.path.insert(0, root)
-        module = importlib.import_module(module_name)
+    if str(suite_root) not in sys.path:
+        sys.path.insert(0, str(suite_root))
+    module = importlib.import_module(module_name)
     function = getattr(module, attribute, None)
     if not callable(function):
         raise AttributeError(
@@ -204,18 +201,11 @@ def run_callable(function: Any, given: TurnInput) -> AgentRun:
     for index, prompt in enumerate(given.turns):
         history = [{"user": u, "answer": a} for u, a in zip(given.turns, run.answers, strict=False)]
         context = AgentContext(
-            given.workspace,
-            given.trace_path,
-            index,
-            history,
-            given.env,
-            made=given.workspace_made,
+            given.workspace, given.trace_path, index, history, given.env, made=given.workspace_made
         )
         try:
             value = function(prompt, context)
         except BaseException as exc:  # the agent's own failure, kept as its stderr
-            import traceback
-
             run.exit_code = 1
             run.stderr += "".join(traceback.format_exception(exc))
             break

@@ -80,10 +80,6 @@ def build_cells(config: CellsConfig) -> list[Cell]:
     return cells
 
 
-def reference_cell(config: CellsConfig, cells: list[Cell]) -> str:
-    return config.reference or cells[0].name
-
-
 def _grid_cell(config: CellsConfig, combo: tuple[str, ...]) -> Cell:
     merged: dict[str, object] = {"args": [], "env": {}}
     for axis, value in zip(config.axes, combo, strict=True):

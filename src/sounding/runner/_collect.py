@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import stat
-from functools import cache
 from pathlib import Path
 
 from sounding.record import RunRecord, load_record
@@ -20,7 +17,7 @@ def build_record(turns: list[str], run: AgentRun, trace_path: Path) -> RunRecord
     (for a callable, what it returned), so plain command-line agents are checkable as they are.
     """
     found = _given(run, trace_path)
-    record = found if found is not None else _nothing()
+    record = found if found is not None else RunRecord()
     updates: dict[str, object] = {"duration_ms": run.duration_ms}
     if not record.user_turns:
         updates["user_turns"] = list(turns)
@@ -37,24 +34,13 @@ def build_record(turns: list[str], run: AgentRun, trace_path: Path) -> RunRecord
     return record.model_copy(update=updates)
 
 
-@cache
-def _nothing() -> RunRecord:
-    """Read only: the fields of a record the agent did not give (made at first use, as
-    every model's validator is)."""
-    return RunRecord()
-
-
 def _given(run: AgentRun, trace_path: Path) -> RunRecord | None:
     """The record the agent gave: returned (a callable), or written to its trace."""
     if isinstance(run.returned, RunRecord):
         return run.returned
     if isinstance(run.returned, dict) and "final_answer" in run.returned and len(run.returned) > 1:
         return RunRecord.model_validate(run.returned)
-    try:
-        trace = os.stat(trace_path)
-    except OSError:
-        return None
-    if stat.S_ISREG(trace.st_mode) and trace.st_size > 0:
+    if trace_path.is_file() and trace_path.stat().st_size > 0:
         return load_record(trace_path, format="jsonl")
     return None
 

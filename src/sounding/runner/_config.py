@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from sounding._files import unreadable
-from sounding.runner._cells import Cell, CellError, CellsConfig, build_cells, reference_cell
+from sounding.runner._cells import Cell, CellError, CellsConfig, build_cells
 from sounding.spec import case_files
 
 CONFIG_NAME = "sounding.toml"
@@ -108,7 +108,7 @@ class Suite:
 
     @property
     def reference_cell(self) -> str:
-        return reference_cell(self.config.cells, self.cells)
+        return self.config.cells.reference or self.cells[0].name
 
     @property
     def cases_dir(self) -> Path:

@@ -13,7 +13,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from sounding.runner._agent import RUNNING
 from sounding.runner._trial import (
@@ -26,7 +25,6 @@ from sounding.runner._trial import (
 )
 from sounding.store import Trial, write_trial
 
-_NOTHING: Any = object()  # no outcome this tick
 GRACE = 1.0  # seconds past a callable's timeout before its thread is abandoned
 _TICK = 0.02  # seconds the main thread waits between looks at the finished trials
 
@@ -71,7 +69,7 @@ class TrialPool:
         count: int,
         settings: TrialSettings,
         parallel: int,
-        interrupted: Callable[[], bool] = lambda: False,
+        interrupted: Callable[[], bool],
     ) -> None:
         self._interrupted = interrupted  # asked between waits: Ctrl-C, as the caller sees it
         self._todo = plans  # made one at a time, as workers take them (`_next`)
@@ -99,13 +97,14 @@ class TrialPool:
             try:
                 item = self._finished.get(timeout=_TICK)
             except queue.Empty:
-                item = _NOTHING
-            if isinstance(item, BaseException):
-                raise item
-            if item is None:
-                self._workers -= 1
-            elif item is not _NOTHING:
-                yield item
+                pass
+            else:
+                if isinstance(item, BaseException):
+                    raise item
+                if item is None:
+                    self._workers -= 1
+                else:
+                    yield item
             yield from self._end_overruns()
 
     def stop(self, grace: float) -> None:

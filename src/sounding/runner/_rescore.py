@@ -14,14 +14,7 @@ from sounding.runner._setup import make_judge
 from sounding.runner._workspace import checks_read_workspace
 from sounding.scoring import TrialScore, TrialVerdict, measure_trial
 from sounding.spec import Scenario, case_files, load_cases
-from sounding.store import (
-    Trial,
-    finished_trials,
-    read_plan,
-    read_trial,
-    stored_evidence,
-    stored_workspace,
-)
+from sounding.store import finished_trials, read_plan, read_trial, stored_evidence, stored_workspace
 from sounding.validators import Validation
 
 RESCORE_SCHEMA = "sounding.rescore/1"
@@ -86,18 +79,15 @@ def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
         if trial.score is None or scenario is None:
             continue
         env = {**configured, **scenario.env, **plan.cell_env(trial.cell)}
+        extra = {"agent_env": env, **Validation.from_trial(trial).extra()}
         with stored_workspace(run_dir, folder, trial, checks_read_workspace(scenario)) as kept:
-            evidence = stored_evidence(folder, trial, workspace=kept, extra=_given(trial, env))
+            evidence = stored_evidence(folder, trial, workspace=kept, extra=extra)
             now = measure_trial(scenario, evidence, suite_dir=suite, judge=judge)
         found.verdicts[now.verdict] += 1
         if now.verdict is not trial.verdict:
             change = Change(trial.key.label, trial.verdict, now.verdict, decided(trial.score, now))
             found.changes.append(change)
     return found
-
-
-def _given(trial: Trial, env: dict[str, str]) -> dict[str, Any]:
-    return {"agent_env": env, **Validation.from_trial(trial).extra()}
 
 
 def decided(before: TrialScore, after: TrialScore) -> str:
@@ -155,9 +145,7 @@ def suite_of(case_file: Path) -> Path:
 
 def _configured_env(suite: Path) -> dict[str, str]:
     """`[agent] env` as the suite declares it today (secrets are never stored with a run)."""
-    if not Suite.exists(suite):
-        return {}
-    return load_suite(suite).agent_env
+    return load_suite(suite).agent_env if Suite.exists(suite) else {}
 
 
 def _judge(suite: Path, rejudge: bool) -> Judge | None:

@@ -10,7 +10,7 @@ import contextlib
 import os
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,13 +74,8 @@ class RunOptions:
     keep: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "cases": self.cases,
-            "scenarios": self.scenarios,
-            "trials": self.trials,
-            "parallel": self.parallel,
-            "keep": self.keep,
-        }
+        """As run.json keeps them: `--resume` itself is not a choice of the run."""
+        return {key: value for key, value in asdict(self).items() if key != "resume"}
 
 
 @dataclass(frozen=True)
@@ -129,8 +124,7 @@ def _run(
     held: contextlib.ExitStack,
 ) -> RunResult:
     cases = load_cases(suite.case_files(options.cases), suite_dir=suite.root)
-    _require_judge(cases, settings)
-    _check_judge_models(suite, cases, settings)
+    _check_judge(suite, cases, settings)
     for note in [*(n for case in cases for n in case.notes), *blinding_notes(cases, suite.cells)]:
         hooks.on_note(note)
     layout = resumed[0] if resumed else _new_run(suite, held)
@@ -149,7 +143,8 @@ def _run(
             done += 1
         hooks.on_plan(len(planned), done)
         pending = _unfinished(planned) if resumed else iter(planned)  # a new run's is empty
-        parallel = _parallel(suite, options)
+        # trials at once: `--parallel`, else `[defaults] parallel`, else the cores
+        parallel = options.parallel or suite.config.defaults.parallel or os.cpu_count() or 1
         pool = TrialPool(pending, len(planned) - done, settings, parallel, hooks.interrupted)
         _execute(pool, collected, hooks.on_trial)
     except BaseException as stop:
@@ -177,48 +172,34 @@ def _execute(pool: TrialPool, collected: _Collected, on_trial: Callable[[Trial],
         raise
 
 
-def _parallel(suite: Suite, options: RunOptions) -> int:
-    """Trials at once: `--parallel`, else `[defaults] parallel`, else the cores."""
-    return options.parallel or suite.config.defaults.parallel or os.cpu_count() or 1
-
-
-def _check_judge_models(suite: Suite, cases: list[Case], settings: TrialSettings) -> None:
-    """A check's or validator's own judge `model:` may not be a model under test either."""
-    config = getattr(settings.judge, "config", None)
-    if config is None:
-        return
-    models = {v.model for case in cases for v in case.validators if getattr(v, "model", None)}
-    for case in cases:
-        for scenario in case.scenarios:
-            for invariant in scenario.invariants:
-                named = references(invariant.check.params)
-                models.update(found.value for found in named if found.ref is Ref.JUDGE_MODEL)
-    try:
-        preflight(
-            config, models_under_test=suite.models_under_test, judge_models={m for m in models if m}
-        )
-    except JudgeError as exc:
-        raise SuiteConfigError(str(exc)) from None
-
-
-def _require_judge(cases: list[Case], settings: TrialSettings) -> None:
-    """A case that needs the judge fails before any trial when no judge is configured."""
-    if settings.judge is not None:
-        return
+def _check_judge(suite: Suite, cases: list[Case], settings: TrialSettings) -> None:
+    """Before any trial: a case that needs the judge fails when no judge is configured, and
+    a check's or validator's own judge `model:` may not be a model under test either."""
+    models: set[str | None] = set()
     for case in cases:
         for validator in case.validators:
-            if validator.mode == "judge":
+            if validator.mode == "judge" and settings.judge is None:
                 raise SuiteConfigError(
                     f"{case.path}: a `mode: judge` validator needs a judge: add a [judge] "
                     "table to sounding.toml (see docs/judge.md)"
                 )
+            models.add(getattr(validator, "model", None))
         for scenario in case.scenarios:
             for invariant in scenario.invariants:
-                if invariant.check.check_type.needs_judge:
+                if invariant.check.check_type.needs_judge and settings.judge is None:
                     raise SuiteConfigError(
                         f"{case.path}: scenario '{scenario.id}', invariant '{invariant.name}' "
                         "needs a judge: add a [judge] table to sounding.toml (see docs/judge.md)"
                     )
+                named = references(invariant.check.params)
+                models.update(found.value for found in named if found.ref is Ref.JUDGE_MODEL)
+    config = getattr(settings.judge, "config", None)
+    judges = {model for model in models if model}
+    try:
+        if config is not None:
+            preflight(config, models_under_test=suite.models_under_test, judge_models=judges)
+    except JudgeError as exc:
+        raise SuiteConfigError(str(exc)) from None
 
 
 def _new_run(suite: Suite, held: contextlib.ExitStack) -> RunLayout:
@@ -241,16 +222,10 @@ def _resumed(
         )
     held.enter_context(run_lock(root))
     plan = read_plan(root)
-    stored = plan.options
+    stored = RunOptions(**plan.options)
     sweep_tmp(root)
-    return plan.layout(root), RunOptions(
-        cases=stored["cases"],
-        scenarios=stored["scenarios"],
-        trials=stored["trials"],
-        parallel=options.parallel or stored["parallel"],
-        resume=options.resume,
-        keep=stored["keep"],
-    )
+    parallel = options.parallel or stored.parallel
+    return plan.layout(root), replace(stored, parallel=parallel, resume=options.resume)
 
 
 def _known_runs(suite: Suite) -> str:
@@ -281,26 +256,20 @@ class _Planned:
     def __len__(self) -> int:
         return sum(trials for *_, trials in self.scenarios) * len(self.cells)
 
-    def keys(self) -> list[TrialKey]:
-        return [plan.key for plan in self]
-
 
 def _plan(suite: Suite, cases: list[Case], options: RunOptions, layout: RunLayout) -> _Planned:
     """The run's trials, with each scenario's workspace found (a repository cloned) once."""
     cache = layout.root / ".cache"
     origins: dict[int, Origin] = {}
     scenarios = []
-    for case, scenario in sorted(_select(cases, options.scenarios), key=_by_name):
+    chosen = sorted(_select(cases, options.scenarios), key=lambda c: (c[0].name, c[1].id))
+    for case, scenario in chosen:
         key = id(scenario.workspace)
         if key not in origins:
             origin = resolve_origin(scenario.workspace, suite.root, cache)
             origins[key] = keep_origin(origin, layout.root, len(origins) + 1)
         scenarios.append((case, scenario, origins[key], options.trials or scenario.trials))
     return _Planned(scenarios, suite.cells, layout)
-
-
-def _by_name(chosen: tuple[Case, Scenario]) -> tuple[str, str]:
-    return chosen[0].name, chosen[1].id
 
 
 def _select(cases: list[Case], scenario_ids: list[str]) -> list[tuple[Case, Scenario]]:
@@ -402,10 +371,6 @@ def _run_plan(suite: Suite, options: RunOptions, layout: RunLayout, planned: _Pl
         suite=str(suite.root),
         options=options.as_dict(),
         reference_cell=suite.reference_cell,
-        cells={cell.name: _delta(cell) for cell in suite.cells},
-        trials=planned.keys(),
+        cells={cell.name: cell.delta.model_dump(exclude_defaults=True) for cell in suite.cells},
+        trials=[plan.key for plan in planned],
     )
-
-
-def _delta(cell: Cell) -> dict[str, Any]:
-    return cell.delta.model_dump(exclude_defaults=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sounding._sandbox import unavailable
 from sounding.judge import JudgeConfig, JudgeError, preflight
@@ -12,6 +12,7 @@ from sounding.runner._agent import load_callable
 from sounding.runner._config import Suite
 from sounding.runner._run import RunOptions
 from sounding.runner._trial import Agent, TrialSettings
+from sounding.services import ServiceSettings, missing_driver
 
 if TYPE_CHECKING:
     from sounding.judge import JudgeClient
@@ -26,12 +27,10 @@ class RunSetupError(RuntimeError):
 def prepare_run(suite: Suite, options: RunOptions) -> TrialSettings:
     """What every trial of the run shares (the agent, the judge, the services' settings),
     checked before the first trial."""
-    return TrialSettings(
-        agent=_agent(suite),
-        suite_root=suite.root,
-        judge=make_judge(suite),
-        service_settings=_service_settings(suite, options),
-    )
+    agent, judge = _agent(suite), make_judge(suite)
+    _check_drivers(suite)
+    services = ServiceSettings(keep=options.keep, servers=suite.sql_servers())
+    return TrialSettings(agent, suite.root, judge=judge, service_settings=services)
 
 
 def make_judge(suite: Suite, *, rejudge: bool = False) -> JudgeClient | None:
@@ -42,17 +41,12 @@ def make_judge(suite: Suite, *, rejudge: bool = False) -> JudgeClient | None:
             return None
         if config.cache_dir is None:
             config = config.model_copy(update={"cache_dir": suite.root / JUDGE_CACHE})
-        preflight(config, models_under_test=models_under_test(suite))
+        preflight(config, models_under_test=suite.models_under_test)
         from sounding.judge import JudgeClient  # with its LLM clients: only for a judge
 
         return JudgeClient(config, rejudge=rejudge)
     except JudgeError as exc:
         raise RunSetupError(f"{suite.root / 'sounding.toml'}: {exc}") from None
-
-
-def models_under_test(suite: Suite) -> set[str]:
-    """The agent's model and every cell's: a judge may be none of them."""
-    return suite.models_under_test
 
 
 def _agent(suite: Suite) -> Agent:
@@ -91,19 +85,8 @@ def _agent(suite: Suite) -> Agent:
     )
 
 
-def _service_settings(suite: Suite, options: RunOptions) -> Any:
-    try:
-        from sounding.services import ServiceSettings
-    except ImportError:  # services arrive with their own package
-        return None
-    _check_drivers(suite)
-    return ServiceSettings(keep=options.keep, servers=suite.sql_servers())
-
-
 def _check_drivers(suite: Suite) -> None:
     """A server URL whose database driver is not installed, refused with the extra to install."""
-    from sounding.services import missing_driver
-
     from_environment = "SOUNDING_SQL_SERVER" in os.environ
     for name, url in suite.sql_servers().items():
         if problem := missing_driver(url):

@@ -27,7 +27,7 @@ from sounding._secrets import (
 from sounding.checks import Evidence, Judge
 from sounding.record import TRACE_ENV, RunRecord
 from sounding.runner._agent import RUNNING, AgentRun, TurnInput, run_callable, run_command
-from sounding.runner._cells import DEFAULT_CELL, Cell
+from sounding.runner._cells import Cell
 from sounding.runner._collect import build_record
 from sounding.runner._workspace import (
     Origin,
@@ -38,7 +38,7 @@ from sounding.runner._workspace import (
     workspace_identity,
 )
 from sounding.scoring import measure_trial
-from sounding.services import ServiceEvidence, ServiceSettings
+from sounding.services import ServiceSet, ServiceSettings, start_services
 from sounding.spec import Case, Scenario
 from sounding.store import Trial, TrialKey, write_trial
 from sounding.validators import FinishedTrial, Validation, run_validators
@@ -71,13 +71,13 @@ class TrialPlan:
     scenario: Scenario
     origin: Origin
     folder: Path
-    cell: Cell = field(default_factory=lambda: Cell(DEFAULT_CELL))
+    cell: Cell
 
-    @cached_property
+    @property
     def workspace(self) -> Path:
         return self.folder / "workspace"
 
-    @cached_property
+    @property
     def trace(self) -> Path:
         return self.folder / "trace.jsonl"
 
@@ -88,16 +88,15 @@ class TrialSettings:
 
     agent: Agent
     suite_root: Path
-    judge: Judge | None = None
-    service_settings: ServiceSettings | None = None
+    judge: Judge | None
+    service_settings: ServiceSettings
     base_env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
 
     @cached_property
     def base_secrets(self) -> dict[str, str]:
         """The secret values of the environment sounding runs in, and the passwords of the
         services' server URLs: found once per run."""
-        servers = self.service_settings.servers if self.service_settings is not None else {}
-        return {**secret_values(self.base_env), **url_passwords(servers)}
+        return {**secret_values(self.base_env), **url_passwords(self.service_settings.servers)}
 
 
 NO_SPACE = (errno.ENOSPC, errno.EDQUOT)  # a full device stops the run; it fails no trial
@@ -119,11 +118,11 @@ class AgentWatch(Protocol):
     def agent_returned(self) -> bool: ...
 
 
-def run_trial(plan: TrialPlan, settings: TrialSettings, watch: AgentWatch | None = None) -> Trial:
+def run_trial(plan: TrialPlan, settings: TrialSettings, watch: AgentWatch) -> Trial:
     """Run one trial to the end and store it; never raises for anything the agent or a
     check did."""
     started = time.monotonic()
-    _make_folder(str(plan.folder))
+    plan.folder.mkdir(parents=True, exist_ok=True)
     secrets: dict[str, str] = settings.base_secrets
     try:
         trial, secrets = _run(plan, settings, started, watch)
@@ -139,28 +138,17 @@ def run_trial(plan: TrialPlan, settings: TrialSettings, watch: AgentWatch | None
     return trial
 
 
-def _make_folder(folder: str) -> None:
-    """The trial's folder, and its scenario's when this is the scenario's first trial."""
-    try:
-        os.mkdir(folder)
-    except FileNotFoundError:
-        os.makedirs(folder, exist_ok=True)
-    except FileExistsError:
-        pass
-
-
 def _run(
-    plan: TrialPlan, settings: TrialSettings, started: float, watch: AgentWatch | None
+    plan: TrialPlan, settings: TrialSettings, started: float, watch: AgentWatch
 ) -> tuple[Trial, dict[str, str]]:
     """The finished trial, and the secret values no stored file of it may hold."""
-    services = _start_services(plan, settings)
-    try:
-        run, attempts, made = _attempts(plan, settings, services_env(services), watch)
-        if watch is not None and not watch.agent_returned():
+    with _start_services(plan, settings) as services:
+        run, attempts, made = _attempts(plan, settings, services.env, watch)
+        if not watch.agent_returned():
             raise TrialAbandoned(plan.key.label)
         if RUNNING.stopping.is_set():  # its agent was killed by Ctrl-C: not a result
             raise TrialInterrupted(plan.key.label)
-        given_env = agent_env(settings.agent.env, plan)
+        given_env = agent_env(settings, plan)
         secrets = _secrets(settings, plan.scenario, given_env)
         _store_agent_output(plan.folder, run, secrets)
         record = build_record(plan.cell.turns(plan.scenario.user), run, plan.trace)
@@ -178,9 +166,6 @@ def _run(
                 suite_dir=settings.suite_root,
                 judge=settings.judge,
             )
-    finally:
-        if services is not None:
-            services.stop()
     # a validation context replays by hand on the whole workspace: with validators, it stays
     kept = None if plan.case.validators else keep_touched(plan.origin, plan.workspace, evidence)
     _redact_touched(plan.workspace, evidence.touched or (), secrets)
@@ -224,11 +209,8 @@ def _secrets(
 ) -> dict[str, str]:
     """Values no stored file may hold: the environment's secrets (found once per run), and
     this trial's own: what the suite handed the agent, and what the scenario names."""
-    declared = _declared(scenario)
-    if not given_env and not declared:
-        return settings.base_secrets
     everything = {**settings.base_env, **given_env}
-    own = secret_values(everything, declared, among=given_env)
+    own = secret_values(everything, _declared(scenario), among=given_env)
     return {**settings.base_secrets, **own}
 
 
@@ -259,7 +241,7 @@ def _attempts(
     plan: TrialPlan,
     settings: TrialSettings,
     service_env: dict[str, str],
-    watch: AgentWatch | None,
+    watch: AgentWatch,
 ) -> tuple[AgentRun, int, tuple[int, int] | None]:
     """Retry only a trial that produced nothing; a trial that produced a result never re-runs.
     With what the agent made of it: how many attempts, and the workspace folder's identity
@@ -274,8 +256,8 @@ def _attempts(
         if made:
             prepare(plan.origin, workspace)
         identity = workspace_identity(workspace) if made else None
-        given = _turn_input(plan, settings, workspace, service_env, made)
-        if watch is not None and settings.agent.kind == "callable":
+        given = _turn_input(plan, settings, service_env, made)
+        if settings.agent.kind == "callable":
             watch.agent_started(given.timeout)  # a command agent's own timeout stops it
         run = settings.agent.run(given, plan.cell.delta.args)
         if not run.produced_nothing:
@@ -299,43 +281,30 @@ def _replaced(workspace: Path, made: tuple[int, int] | None) -> str | None:
 def _lazy_workspace(plan: TrialPlan, settings: TrialSettings) -> bool:
     """A callable's workspace that starts empty and that no check or validator looks into
     is made only if the agent asks for it: most such trials never touch a file."""
-    origin = plan.origin
+    origin, scenario = plan.origin, plan.scenario
     if settings.agent.kind != "callable" or origin.tree is not None or origin.given:
         return False
-    return not _reads_workspace(plan.case, plan.scenario)
-
-
-def _reads_workspace(case: Case, scenario: Scenario) -> bool:
-    """Whether a validator or a check of the scenario looks inside the workspace folder."""
-    if case.validators or scenario.test_command or scenario.prepare:
-        return True
-    return checks_read_workspace(scenario)
+    looked_into = plan.case.validators or scenario.test_command or scenario.prepare
+    return not looked_into and not checks_read_workspace(scenario)
 
 
 def _turn_input(
-    plan: TrialPlan,
-    settings: TrialSettings,
-    workspace: Path,
-    service_env: dict[str, str],
-    made: bool = True,
+    plan: TrialPlan, settings: TrialSettings, service_env: dict[str, str], made: bool
 ) -> TurnInput:
-    trace = plan.trace
     env = {
         **settings.base_env,
-        **settings.agent.env,
-        **plan.scenario.env,
-        **plan.cell.env(),
+        **agent_env(settings, plan),
         **service_env,
-        TRACE_ENV: str(trace),
-        "SOUNDING_WORKSPACE": str(workspace),
+        TRACE_ENV: str(plan.trace),
+        "SOUNDING_WORKSPACE": str(plan.workspace),
         "SOUNDING_TRIAL": str(plan.key.trial),
         "SOUNDING_SCENARIO": plan.key.scenario,
         "SOUNDING_CASE": plan.key.case,
     }
     return TurnInput(
         turns=plan.cell.turns(plan.scenario.user),
-        workspace=workspace,
-        trace_path=trace,
+        workspace=plan.workspace,
+        trace_path=plan.trace,
         folder=plan.folder,
         env=env,
         timeout=plan.scenario.timeout,
@@ -381,19 +350,19 @@ def overrun_trial(plan: TrialPlan, timeout: float, started: float) -> Trial:
     return failed_trial(plan, reason, started, attempts=1)
 
 
-def agent_env(configured: dict[str, str], plan: TrialPlan) -> dict[str, str]:
+def agent_env(settings: TrialSettings, plan: TrialPlan) -> dict[str, str]:
     """What the suite itself handed the agent: `[agent] env`, the scenario's, the cell's.
 
     Kept in memory for `secrets_in_logs`, never written to an artifact.
     """
-    return {**configured, **plan.scenario.env, **plan.cell.env()}
+    return {**settings.agent.env, **plan.scenario.env, **plan.cell.env()}
 
 
 def _evidence(
     plan: TrialPlan,
     record: RunRecord,
     run: AgentRun,
-    services: Any,
+    services: ServiceSet,
     given_env: dict[str, str],
     secrets: dict[str, str],
 ) -> Evidence:
@@ -401,9 +370,8 @@ def _evidence(
     found = changes(plan.origin, workspace)
     if found.diff:
         write_text(plan.folder / "diff.patch", redact(found.diff, secrets))
-    service_evidence: dict[str, ServiceEvidence] = {}
-    if services is not None:
-        service_evidence = services.evidence()
+    service_evidence = services.evidence()
+    if services:
         services.store(plan.folder)
         _redact_files((plan.folder / "services").glob("*.json"), secrets)
         for database in (plan.folder / "services").glob("*.sqlite") if secrets else ():
@@ -422,11 +390,7 @@ def _evidence(
         trial=plan.key.trial,
         cell=plan.key.cell,
         secrets=secrets,
-        extra={
-            "trace_path": str(plan.trace),
-            "env": services_env(services),
-            "agent_env": given_env,
-        },
+        extra={"trace_path": str(plan.trace), "env": services.env, "agent_env": given_env},
     )
 
 
@@ -478,21 +442,16 @@ def _declared(scenario: Scenario) -> list[str]:
     return names
 
 
-def _start_services(plan: TrialPlan, settings: TrialSettings) -> Any:
+def _start_services(plan: TrialPlan, settings: TrialSettings) -> ServiceSet:
+    """The case's services, started for this trial: none for a case that declares none."""
     if not plan.case.services:
-        return None
-    from sounding.services import start_services
-
+        return ServiceSet([])
     return start_services(
         plan.case.services,
         trial_dir=plan.folder,
         suite_dir=settings.suite_root,
         settings=settings.service_settings,
     )
-
-
-def services_env(services: Any) -> dict[str, str]:
-    return dict(services.env) if services is not None else {}
 
 
 def _ms(started: float) -> float:

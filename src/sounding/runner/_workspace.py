@@ -20,10 +20,10 @@ from sounding.checks import Evidence, Reads
 from sounding.spec import Scenario, Workspace
 
 _FULL_COMMIT = 40
-_KEEP_IN_MEMORY = 64 << 20  # bytes of start state kept in memory, per run
 DIFF_LIMIT = 1 << 20  # bytes of one file a diff shows
 DIFF_TOTAL = 16 << 20  # bytes of a trial's whole diff
 _clone_lock = threading.Lock()
+_AS_SOUNDING = ["-c", "user.name=sounding", "-c", "user.email=sounding@localhost"]  # git author
 ORIGINS = "origins"  # the run's copies of its trials' start states
 
 
@@ -37,8 +37,7 @@ class FileState:
 
     source: Path
     size: int
-    data: bytes | None  # the content, for small start states; else compared by digest
-    digest: str | None
+    digest: str | None  # of a regular file's content
     link: str | None
     special: bool = False  # a FIFO, a socket or a device: never read
 
@@ -69,37 +68,29 @@ class Changes:
 def resolve_origin(spec: Workspace, suite_root: Path, cache_dir: Path) -> Origin:
     """Find (and for a repository, clone once) the pristine tree of a scenario's workspace."""
     given = {dest: _inside(suite_root, src, "workspace.given") for dest, src in spec.given.items()}
-    byproducts = tuple(spec.byproducts)
+    tree, is_git = None, False
     if spec.fixture:
         tree = _inside(suite_root, spec.fixture, "workspace.fixture")
         if not tree.is_dir():
             raise WorkspaceError(
                 f"workspace.fixture '{spec.fixture}' is not a folder of {suite_root}"
             )
-        return Origin(tree, given, byproducts, files=start_state(tree, given))
-    if spec.repo:
-        tree = _clone(spec.repo, spec.ref, suite_root, cache_dir)
-        return Origin(tree, given, byproducts, True, start_state(tree, given))
-    return Origin(None, given, byproducts, files=start_state(None, given))
+    elif spec.repo:
+        tree, is_git = _clone(spec.repo, spec.ref, suite_root, cache_dir), True
+    return Origin(tree, given, tuple(spec.byproducts), is_git, start_state(tree, given))
 
 
 def start_state(tree: Path | None, given: Mapping[str, Path]) -> dict[str, FileState]:
-    """Every file a workspace starts with; contents kept in memory while they are small."""
-    sources = {name: path for name, path in _files(tree).items()}
-    sources.update(given)
-    keep = sum(p.lstat().st_size for p in sources.values()) <= _KEEP_IN_MEMORY
-    return {name: _state(path, keep) for name, path in sources.items()}
+    """Every file a workspace starts with: the fixture's, then the given files on top."""
+    sources = {**_files(tree), **given}
+    return {name: _state(path) for name, path in sources.items()}
 
 
-def _state(path: Path, keep: bool) -> FileState:
+def _state(path: Path) -> FileState:
     if path.is_symlink():
-        return FileState(path, 0, None, None, str(path.readlink()))
-    size = path.lstat().st_size
-    found = read_regular(path, size) if keep else None
-    if found is not None:
-        return FileState(path, size, found[0], None, None)
+        return FileState(path, 0, None, str(path.readlink()))
     digest = _digest(path)
-    return FileState(path, size, None, digest, None, special=digest is None)
+    return FileState(path, path.lstat().st_size, digest, None, special=digest is None)
 
 
 def _digest(path: Path) -> str | None:
@@ -108,10 +99,15 @@ def _digest(path: Path) -> str | None:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
+    try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+        digest = hashlib.sha256()  # not file_digest: its 256 KiB buffer outweighs a small file
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
+    finally:
+        os.close(fd)
 
 
 def _inside(root: Path, relative: str, key: str) -> Path:
@@ -206,20 +202,7 @@ def prepare(origin: Origin, dest: Path) -> None:
         shutil.copyfile(source, target)
     if origin.is_git and origin.given:
         _git(["add", "--", *origin.given], dest, "workspace")
-        _git(
-            [
-                "-c",
-                "user.name=sounding",
-                "-c",
-                "user.email=sounding@localhost",
-                "commit",
-                "--quiet",
-                "-m",
-                "given files",
-            ],
-            dest,
-            "workspace",
-        )
+        _git([*_AS_SOUNDING, "commit", "--quiet", "-m", "given files"], dest, "workspace")
 
 
 def _given_target(dest: Path, relative: str) -> Path:
@@ -276,7 +259,7 @@ def changes(origin: Origin, workspace: Path) -> Changes:
     byproducts = [name for name in touched if _is_byproduct(name, origin.byproducts)]
     parts, size = [], 0
     for name in touched:
-        part = _diff(name, _source(before.get(name)), after.get(name))
+        part = _diff(name, before[name].source if name in before else None, after.get(name))
         if size + len(part) > DIFF_TOTAL:
             parts.append(f"(the diff stops here: it holds {DIFF_TOTAL >> 20} MiB at most)\n")
             break
@@ -293,14 +276,7 @@ def _changed(state: FileState | None, path: Path) -> bool:
         return True
     if not stat.S_ISREG(info.st_mode) or info.st_size != state.size:
         return True
-    if state.data is not None:
-        found = read_regular(path, state.size)
-        return found is None or found[0] != state.data
     return _digest(path) != state.digest
-
-
-def _source(state: FileState | None) -> Path | None:
-    return state.source if state is not None else None
 
 
 def _is_byproduct(name: str, patterns: tuple[str, ...]) -> bool:

@@ -62,19 +62,18 @@ def stored_workspace(
     what it deleted taken away). None when the trial kept no workspace, or when it is not
     `needed` (no check reads it: nothing is laid out)."""
     kept = folder / "workspace"
-    if trial.origin is not None and not needed:
-        yield None
-        return
     if trial.origin is None:
         yield kept if kept.is_dir() else None
-        return
-    with tempfile.TemporaryDirectory(prefix="sounding-workspace-") as scratch:
-        whole = Path(scratch) / "workspace"
-        shutil.copytree(run_dir / trial.origin, whole, symlinks=True)
-        for name in trial.touched or ():  # deleted, or changed: what is kept replaces it
-            path = whole / name
-            if path.is_symlink() or path.is_file():
-                path.unlink()
-        if kept.is_dir() and not kept.is_symlink():
-            shutil.copytree(kept, whole, symlinks=True, dirs_exist_ok=True)
-        yield whole
+    elif not needed:
+        yield None
+    else:
+        with tempfile.TemporaryDirectory(prefix="sounding-workspace-") as scratch:
+            whole = Path(scratch) / "workspace"
+            shutil.copytree(run_dir / trial.origin, whole, symlinks=True)
+            for name in trial.touched or ():  # deleted, or changed: what is kept replaces it
+                path = whole / name
+                if path.is_symlink() or path.is_file():
+                    path.unlink()
+            if kept.is_dir() and not kept.is_symlink():
+                shutil.copytree(kept, whole, symlinks=True, dirs_exist_ok=True)
+            yield whole

@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -52,12 +52,7 @@ class TrialKey:
         return f"{cell}{self.case}/{self.scenario}#{self.trial}"
 
     def as_dict(self) -> dict[str, str | int]:
-        return {
-            "cell": self.cell,
-            "case": self.case,
-            "scenario": self.scenario,
-            "trial": self.trial,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -67,40 +62,22 @@ class RunLayout:
     root: Path
     nested: bool = False  # a run written as sounding.results/1
 
-    @classmethod
-    def of(cls, root: Path, schema: object) -> RunLayout:
-        """The layout of the run in `root`, whose run.json has `schema`."""
-        return cls(root, nested=schema == NESTED_SCHEMA)
-
     @property
     def run_id(self) -> str:
         return self.root.name
-
-    @property
-    def run_file(self) -> Path:
-        return self.root / "run.json"
-
-    @property
-    def summary_file(self) -> Path:
-        return self.root / "summary.json"
 
     def trial_dir(self, key: TrialKey) -> Path:
         """`trials/<cell>/<case>/<scenario>#<n>`: one folder made per trial, not two (a
         safe name holds no `#`, so the trial number is what follows the last one)."""
         cell, case, scenario = safe_name(key.cell), safe_name(key.case), safe_name(key.scenario)
         mark = "/" if self.nested else "#"
-        return Path(f"{self.root}/trials/{cell}/{case}/{scenario}{mark}{key.trial}")  # one parse
-
-
-def new_run_id(now: datetime | None = None) -> str:
-    stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
-    return stamp
+        return self.root / "trials" / cell / case / f"{scenario}{mark}{key.trial}"
 
 
 def allocate_run(results_dir: Path) -> RunLayout:
-    """A fresh run folder; never reuses an existing one."""
+    """A fresh run folder, named by the time; never reuses an existing one."""
     results_dir.mkdir(parents=True, exist_ok=True)
-    base = new_run_id()
+    base = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     for n in range(1000):
         candidate = results_dir / (base if n == 0 else f"{base}-{n}")
         try:

@@ -16,8 +16,6 @@ from sounding.store._layout import TrialKey
 from sounding.store._run import RunPlan, RunSummary, ScenarioSummary, read_plan, read_summary
 from sounding.store._trial import Trial, read_trial, trial_exists
 
-_RESUME_FIX = "finish it with `sounding run SUITE --resume {run_id}`"
-
 
 @dataclass(frozen=True)
 class ScenarioTrials:
@@ -77,10 +75,10 @@ class Results:
         """The summary, or a ResultsError saying the run never finished and how to finish it."""
         if self.summary is not None:
             return self.summary
-        fix = _RESUME_FIX.format(run_id=self.run_id)
         raise ResultsError(
             f"{self.root / 'summary.json'}: not found: the run did not finish "
-            f"({len(self.missing)} of {len(self.planned)} trials missing); {fix}"
+            f"({len(self.missing)} of {len(self.planned)} trials missing); "
+            f"finish it with `sounding run SUITE --resume {self.run_id}`"
         )
 
     @cached_property

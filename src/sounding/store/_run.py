@@ -17,13 +17,14 @@ from sounding._files import temporary_path, write_text
 from sounding.scoring import ScenarioResult, ScenarioVerdict
 from sounding.store._documents import ResultsError, read_document, validated
 from sounding.store._layout import (
+    NESTED_SCHEMA,
     RESULTS_SCHEMA,
     RESULTS_SCHEMAS,
     SUMMARY_SCHEMA,
     RunLayout,
     TrialKey,
 )
-from sounding.store._trial import Trial, read_trial
+from sounding.store._trial import Trial, read_trial, trial_exists
 
 MEASURES_SCHEMA = "sounding.measures/1"
 RUN_FILE, SUMMARY_FILE, MEASURES_FILE = "run.json", "summary.json", "measures.json"
@@ -43,7 +44,7 @@ class RunPlan(BaseModel):
     trials: list[TrialKey]
 
     def layout(self, root: Path) -> RunLayout:
-        return RunLayout.of(root, self.schema_)
+        return RunLayout(root, nested=self.schema_ == NESTED_SCHEMA)
 
     def cell_env(self, cell: str) -> dict[str, str]:
         """The environment the run's cell `cell` added for its agent."""
@@ -81,10 +82,8 @@ def finished_trials(run_dir: Path, plan: RunPlan) -> Iterator[tuple[Path, Trial]
     layout = plan.layout(run_dir)
     for key in plan.trials:
         folder = layout.trial_dir(key)
-        try:
+        if trial_exists(folder):
             yield folder, read_trial(folder)
-        except FileNotFoundError:
-            continue
 
 
 class ScenarioSummary(ScenarioResult):
@@ -117,10 +116,7 @@ class RunSummary(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def totals(self) -> dict[str, int]:
-        counts = {verdict.value: 0 for verdict in ScenarioVerdict}
-        for scenario in self.scenarios:
-            counts[scenario.verdict.value] += 1
-        return counts
+        return {v.value: sum(s.verdict == v for s in self.scenarios) for v in ScenarioVerdict}
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -7,12 +7,11 @@ written last in a trial's folder: its presence means the trial finished and neve
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, computed_field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, computed_field
 
 from sounding._files import write_text
 from sounding._secrets import redact_json
@@ -57,8 +56,6 @@ class Trial(BaseModel):
     )
     score: TrialScore | None = None
     record: RunRecord | None = None
-    read_as: str | None = Field(default=None, validation_alias="schema", exclude=True, repr=False)
-    """The schema of the file this was read from (it is written as `TRIAL_SCHEMA`)."""
 
     @computed_field(alias="schema")  # type: ignore[prop-decorator]
     @property
@@ -152,20 +149,7 @@ def trial_exists(folder: Path) -> bool:
 
 def read_trial(folder: Path) -> Trial:
     """The finished trial stored in `folder`; ResultsError naming the file when it cannot be
-    read (not JSON, an unknown schema, a field that does not match). FileNotFoundError when
-    the trial never finished.
-
-    A file of this version is read in one step; anything else (an older schema, a damaged
-    file) is read field by field, to say what is wrong where."""
-    data = (folder / TRIAL_FILE).read_bytes()
-    with contextlib.suppress(ValidationError):
-        trial = Trial.model_validate_json(data)
-        if trial.read_as == TRIAL_SCHEMA:
-            return trial
-    return _read_slowly(folder)
-
-
-def _read_slowly(folder: Path) -> Trial:
+    read (not JSON, an unknown schema, a field that does not match)."""
     path = folder / TRIAL_FILE
     document = read_document(path, TRIAL_SCHEMAS)
     if document["schema"] != TRIAL_SCHEMA and "record" not in document:
