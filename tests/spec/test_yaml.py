@@ -105,3 +105,15 @@ def test_a_problem_in_a_merged_block_points_at_the_merge(load: Load) -> None:
 def test_a_key_that_is_not_text_is_refused(load: Load) -> None:
     found = _problems(load, "scenarios:\n  - id: a\n    user: hi\n    ? [x, y]\n    : 1\n")
     assert found == [(4, "scenarios[0]", "a key must be plain text, not a list or a mapping")]
+
+
+def test_aliases_that_multiply_are_refused_but_shared_defaults_are_not(load: Load) -> None:
+    laughs = ['x-l0: &l0 ["ha", "ha", "ha", "ha", "ha", "ha", "ha", "ha", "ha", "ha"]']
+    laughs += [f"x-l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 6)]
+    text = "\n".join(laughs) + "\nscenarios:\n  - id: a\n    user: hi\n    vars: {many: *l5}\n"
+    found = _problems(load, text)
+    assert found[0][0] == 5  # the line where the count passes the bound
+    assert "more than ten times" in found[0][2]
+    shared = "x-defaults: &d {user: hi, trials: 2, env: {A: '1', B: '2', C: '3'}}\nscenarios:\n"
+    shared += "".join(f"  - {{<<: *d, id: s{i}}}\n" for i in range(3000))
+    assert len(load("case.yaml", shared).scenarios) == 3000

@@ -47,10 +47,12 @@ _SCALARS: dict[str, Callable[[ScalarNode], Any]] = {
 }
 _KINDS = {MappingStartEvent: "map", SequenceStartEvent: "seq"}
 _DEPTH = 64  # lists and mappings inside each other; a case needs a handful
+_ALIASED = 100_000  # values aliases may bring in, or ten times the values written if more
 
 
-class _TooDeep(Exception):
-    """A collection nested past `_DEPTH`: reading stops at once, and says where."""
+class _OutOfBounds(Exception):
+    """A file built to break the loader (nested too deep, aliases that multiply): reading
+    stops at once, and says where."""
 
 
 def read_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
@@ -60,7 +62,7 @@ def read_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
         loader = _Loader(text)
         builder = _Builder(file, iter(loader.get_event, None))
         data = builder.stream()
-    except _TooDeep as exc:
+    except _OutOfBounds as exc:
         raise SpecError([exc.args[0]]) from None
     except yaml.MarkedYAMLError as exc:
         raise SpecError([_syntax_problem(exc, file)]) from None
@@ -101,8 +103,10 @@ class _Builder:
         self.events = events
         self.lines: dict[KeyPath, int] = {}
         self.problems: list[Problem] = []
-        self.anchors: dict[str, Any] = {}
+        self.anchors: dict[str, tuple[Any, int]] = {}  # the value and how many values it holds
         self.depth = 0
+        self.written = 0  # values read from the text
+        self.aliased = 0  # values aliases brought in again
 
     def stream(self) -> Any:
         next(self.events)  # stream start
@@ -120,6 +124,8 @@ class _Builder:
     def value(self, event: Event, path: KeyPath) -> Any:
         if isinstance(event, AliasEvent):
             return self._alias(event, path)
+        before = self.written + self.aliased
+        self.written += 1
         if isinstance(event, ScalarEvent):
             value = self._scalar(event, path)
         elif isinstance(event, CollectionStartEvent):
@@ -127,7 +133,7 @@ class _Builder:
         else:  # pragma: no cover - the parser yields only these inside a document
             raise yaml.YAMLError(f"unexpected {type(event).__name__}")
         if event.anchor is not None:
-            self.anchors[event.anchor] = value
+            self.anchors[event.anchor] = (value, self.written + self.aliased - before)
         return value
 
     def _scalar(self, event: ScalarEvent, path: KeyPath) -> Any:
@@ -151,7 +157,7 @@ class _Builder:
         self.depth += 1
         if self.depth > _DEPTH:
             problem = f"nested more than {_DEPTH} lists or mappings deep: flatten it"
-            raise _TooDeep(Problem(self.file, _line(start), render_key(path), problem))
+            raise _OutOfBounds(Problem(self.file, _line(start), render_key(path), problem))
         try:
             if isinstance(start, MappingStartEvent):
                 return self._mapping(path)
@@ -165,7 +171,16 @@ class _Builder:
             message = f"alias '*{anchor}' names no anchor ('&{anchor}') defined before it"
             self._problem(path, message, event)
             return None
-        return self.anchors[event.anchor]
+        value, size = self.anchors[event.anchor]
+        self.aliased += size
+        if self.aliased > max(_ALIASED, 10 * self.written):
+            problem = (
+                f"aliases bring in {self.aliased:,} values, more than ten times the "
+                f"{self.written:,} the file writes (nested aliases multiply): write the "
+                "values out, or use fewer aliases"
+            )
+            raise _OutOfBounds(Problem(self.file, _line(event), render_key(path), problem))
+        return value
 
     def _sequence(self, path: KeyPath) -> list[Any]:
         items: list[Any] = []
