@@ -20,11 +20,13 @@ from sounding.record._build import (
     RecordBuilder,
     dump_result,
 )
+from sounding.record._events import COUNT
 from sounding.record._model import RunRecord
 from sounding.record._otel_messages import (
     EVENT_ROLES,
     Conversation,
     SpanMessage,
+    id_text,
     read_messages,
     system_messages,
 )
@@ -160,7 +162,14 @@ class _Importer:
             self.conversation.take_inputs(inputs + self._event_messages(span, output=False))
         else:
             outputs = self._attr_messages(span, "gen_ai.output.messages")
-            self._take_output(span, outputs + self._event_messages(span, output=True))
+            outputs += self._event_messages(span, output=True)
+            if len(outputs) > 1:
+                self.notes.append(
+                    f"{span.where}: {len(outputs)} choices; the first continues the "
+                    "conversation, the others are left out"
+                )
+            if outputs:
+                self.conversation.take_output(outputs[0])
 
     def _carries_messages(self, span: Span) -> bool:
         return any(k in span.attrs for k in MESSAGE_KEYS) or any(
@@ -190,15 +199,6 @@ class _Importer:
                 self.read_events.add((span.span_id, number))
             found.extend(read or [])
         return found
-
-    def _take_output(self, span: Span, messages: list[SpanMessage]) -> None:
-        if len(messages) > 1:
-            self.notes.append(
-                f"{span.where}: {len(messages)} choices; the first continues the conversation, "
-                "the others are left out"
-            )
-        if messages:
-            self.conversation.take_output(messages[0])
 
     def _append(self, message: SpanMessage) -> None:
         for call_id, result in message.responses:
@@ -275,15 +275,12 @@ class _Importer:
 
     def _model(self) -> str | None:
         """The model of the last GenAI span naming one: the response's, else the request's."""
-        model = None
-        for span in self.spans:
-            if span.operation in (None, "execute_tool") or span.span_id in self.in_tool:
-                continue
-            named = span.attrs.get("gen_ai.response.model") or span.attrs.get(
-                "gen_ai.request.model"
-            )
-            model = named if isinstance(named, str) else model
-        return model
+        named = [
+            s.attrs.get("gen_ai.response.model") or s.attrs.get("gen_ai.request.model")
+            for s in self.spans
+            if s.operation not in (None, "execute_tool") and s.span_id not in self.in_tool
+        ]
+        return next((m for m in reversed(named) if isinstance(m, str)), None)
 
     def _run_error(self, span: Span) -> bool:
         """A failed span that is no tool call and not inside one stopped the run."""
@@ -340,8 +337,7 @@ class _Importer:
 
 
 def _given_call_id(span: Span) -> str | None:
-    value = span.attrs.get("gen_ai.tool.call.id")
-    return str(value).strip() or None if value is not None else None
+    return id_text(span.attrs.get("gen_ai.tool.call.id")) or None
 
 
 def _given_tool_name(span: Span) -> str | None:
@@ -354,9 +350,8 @@ def _tokens(span: Span) -> dict[str, tuple[str, int]]:
     found = {}
     for name, keys in USAGE_KEYS.items():
         key = next((k for k in keys if k in span.attrs), None)
-        value = span.attrs.get(key) if key else None
-        if key and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            found[name] = (key, value)
+        if key and COUNT.test(span.attrs[key]):
+            found[name] = (key, span.attrs[key])
     return found
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from sounding._files import loads
 from sounding.record._build import json_kind
+from sounding.record._model import content_text
 
 EVENT_ROLES = {
     "gen_ai.system.message": "system",
@@ -102,16 +103,15 @@ def _message(
 def _read_parts(message: SpanMessage, parts: list[Any]) -> None:
     blocks: list[dict[str, Any]] = []
     for part in parts:
-        kind = part.get("type") if isinstance(part, dict) else None
-        if not isinstance(part, dict):
-            blocks.append({"type": "text", "text": str(part)})
-        elif kind == "text":
+        part = part if isinstance(part, dict) else {"type": "text", "content": str(part)}
+        kind = part.get("type")
+        if kind == "text":
             blocks.append({"type": "text", "text": str(part.get("content", ""))})
         elif kind == "tool_call":
             message.calls.append(_call(part.get("id"), part.get("name"), part.get("arguments")))
         elif kind == "tool_call_response":
             result = part.get("response", part.get("result"))
-            message.responses.append((_id(part.get("id")), result))
+            message.responses.append((id_text(part.get("id")), result))
         else:
             blocks.append(part)
     _set_blocks(message, blocks)
@@ -121,35 +121,33 @@ def _read_content(message: SpanMessage, body: dict[str, Any]) -> None:
     content = body.get("content")
     answered = body.get("id", body.get("tool_call_id"))
     if message.role == "tool" and answered is not None:
-        message.responses.append((_id(answered), content))
+        message.responses.append((id_text(answered), content))
         return
     for entry in body.get("tool_calls") or []:
         function = entry.get("function") if isinstance(entry, dict) else None
         if isinstance(function, dict):
             args = function.get("arguments")
             message.calls.append(_call(entry.get("id"), function.get("name"), args))
-    if isinstance(content, list):
-        parts = [p if isinstance(p, dict) else {"type": "text", "text": str(p)} for p in content]
-        _set_blocks(message, parts)
-    elif content is not None:
-        _set_blocks(message, [{"type": "text", "text": str(content)}])
+    if content is not None:
+        parts = content if isinstance(content, list) else [str(content)]
+        blocks = [p if isinstance(p, dict) else {"type": "text", "text": str(p)} for p in parts]
+        _set_blocks(message, blocks)
 
 
 def _set_blocks(message: SpanMessage, blocks: list[dict[str, Any]]) -> None:
     """Text only becomes a string; anything else stays as blocks beside the text."""
-    texts = [b for b in blocks if b.get("type") == "text"]
-    message.text = "\n".join(str(b.get("text", "")) for b in texts)
-    if blocks and len(texts) == len(blocks):
-        message.content = message.text
-    elif blocks:
-        message.content = blocks
+    message.text = content_text(blocks)
+    if blocks:
+        text_only = all(b.get("type") == "text" for b in blocks)
+        message.content = message.text if text_only else blocks
 
 
 def _call(call_id: Any, name: Any, args: Any) -> dict[str, Any]:
-    return {"id": _id(call_id), "name": str(name or ""), "args": args}
+    return {"id": id_text(call_id), "name": str(name or ""), "args": args}
 
 
-def _id(value: Any) -> str:
+def id_text(value: Any) -> str:
+    """A call id as the spans give it, as text: stripped, and "" for none."""
     return "" if value is None else str(value).strip()
 
 
@@ -195,11 +193,10 @@ class Conversation:
             self.items.insert(at + offset, message)
 
     def _position(self, signature: str, nth: int) -> int:
-        """Where the nth copy of a message is."""
-        count = 0
-        for index, item in enumerate(self.items):
-            if isinstance(item, SpanMessage) and item.signature == signature:
-                count += 1
-                if count == nth:
-                    return index
-        return len(self.items)
+        """Where the nth copy of a message is (every copy is counted in `seen`)."""
+        copies = [
+            index
+            for index, item in enumerate(self.items)
+            if isinstance(item, SpanMessage) and item.signature == signature
+        ]
+        return copies[nth - 1]
