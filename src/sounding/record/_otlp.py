@@ -76,8 +76,9 @@ def _read_resource(block: Any, where: str, source: str, export: Export) -> list[
     """The spans of one resource, each tied to its resource attributes and scope."""
     resource = _object(_object(block, where, source).get("resource") or {}, where, source)
     attrs = _attributes(resource.get("attributes"), source, f"{where}.resource.attributes")
+    key = "scopeSpans" if "scopeSpans" in block else "instrumentationLibrarySpans"
     spans = []
-    for s, scoped in enumerate(_scoped(block, where, source)):
+    for s, scoped in enumerate(_list(block.get(key), f"{where}.{key}", source)):
         place = f"{where}.scopeSpans[{s}]"
         scope = _object(_object(scoped, place, source).get("scope") or {}, place, source)
         export.origins.append((attrs, _scope_name(scope)))
@@ -85,12 +86,6 @@ def _read_resource(block: Any, where: str, source: str, export: Export) -> list[
         for i, span in enumerate(_list(scoped.get("spans"), f"{place}.spans", source)):
             spans.append(_read_span(span, f"{place}.spans[{i}]", origin, source, export))
     return spans
-
-
-def _scoped(block: dict[str, Any], where: str, source: str) -> list[Any]:
-    """A resource's scope blocks (`instrumentationLibrarySpans` in older exports)."""
-    key = "scopeSpans" if "scopeSpans" in block else "instrumentationLibrarySpans"
-    return _list(block.get(key), f"{where}.{key}", source)
 
 
 def _scope_name(scope: dict[str, Any]) -> str | None:
