@@ -200,12 +200,10 @@ class RecordBuilder:
         """The explicit final answer, or else the last assistant message that has text."""
         if self.final is not None:
             return self.final
-        for message in reversed(self.messages):
-            if message["role"] == "assistant":
-                text = content_text(message["content"])
-                if text.strip():
-                    return text
-        return None
+        said = (
+            content_text(m["content"]) for m in reversed(self.messages) if m["role"] == "assistant"
+        )
+        return next((text for text in said if text.strip()), None)
 
     def take_extra(self, extra: dict[str, Any]) -> None:
         """The keys around a message list: `model` when it is a name, the rest as metadata."""

@@ -115,12 +115,9 @@ class _Importer:
 
     def _timeline(self) -> list[tuple[Span, str]]:
         """Starts and ends in time order; at one instant ends first, a span's own start first."""
-        moments = []
-        for span in self.spans:
-            moments.append((span.start, 1, span, "start"))
-            moments.append((span.end, 0 if span.end > span.start else 2, span, "end"))
-        moments.sort(key=lambda m: (m[0], m[1]))
-        return [(span, phase) for _, _, span, phase in moments]
+        starts = [(s.start, 1, s, "start") for s in self.spans]
+        ends = [(s.end, 0 if s.end > s.start else 2, s, "end") for s in self.spans]
+        return [(s, phase) for _, _, s, phase in sorted(starts + ends, key=lambda m: m[:2])]
 
     # ---- tool spans ----------------------------------------------------------------------
 
