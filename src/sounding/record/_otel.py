@@ -30,7 +30,7 @@ from sounding.record._otel_messages import (
     read_messages,
     system_messages,
 )
-from sounding.record._otlp import OPERATION, Export, Span, pick_trace, read_export
+from sounding.record._otlp import OPERATION, Span, pick_trace, read_export
 
 TOOL_CALL_KEYS = (
     "gen_ai.tool.name",
@@ -47,21 +47,20 @@ MESSAGE_KEYS = ("gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.o
 
 def parse_otel(data: Any, source: str, *, trace_id: str | None = None) -> RunRecord:
     """Read one trace of an OTLP/JSON export (or a list of spans) into a record."""
-    spans, context = read_export(data, source)
-    spans = pick_trace(spans, trace_id, source)
-    return _Importer(source, spans, context).run()
+    spans, notes = read_export(data, source)
+    return _Importer(source, pick_trace(spans, trace_id, source), notes).run()
 
 
 # ---- the importer ------------------------------------------------------------------------
 
 
 class _Importer:
-    def __init__(self, source: str, spans: list[Span], export: Export) -> None:
+    def __init__(self, source: str, spans: list[Span], notes: list[str]) -> None:
         self.builder = RecordBuilder(source, "otel")
         self.notes = self.builder.notes
-        self.notes.extend(export.notes)
-        self.export = export
-        self.spans = self._unique(spans)
+        self.notes.extend(notes)
+        self.written = self._unique(spans)  # in the order of the export
+        self.spans = sorted(self.written, key=lambda s: s.start)
         self.by_id = {s.span_id: s for s in self.spans}
         self.left = {
             s.span_id: {k: v for k, v in s.attrs.items() if k != OPERATION} for s in self.spans
@@ -83,7 +82,7 @@ class _Importer:
             if span.span_id in kept:
                 self.notes.append(f"{span.where}: span id {span.span_id} seen before; kept first")
             kept.setdefault(span.span_id, span)
-        return sorted(kept.values(), key=lambda s: s.start)
+        return list(kept.values())
 
     def _ancestors(self, span: Span) -> list[Span]:
         found, seen = [], {span.span_id}
@@ -297,12 +296,12 @@ class _Importer:
     def _metadata(self) -> None:
         meta = self.builder.metadata
         meta["trace_id"] = self.spans[0].trace_id
-        origins = [self.export.origins[o] for o in sorted({s.origin for s in self.spans})]
-        resources = [attrs for attrs, _scope in origins]
-        meta["otel_resources"] = [
-            r for i, r in enumerate(resources) if r and r not in resources[:i]
-        ]
-        meta["otel_scopes"] = sorted({scope for _attrs, scope in origins if scope})
+        resources: list[dict[str, Any]] = []
+        for span in self.written:  # a resource's spans share one dict: `in` finds it at once
+            if span.resource and span.resource not in resources:
+                resources.append(span.resource)
+        meta["otel_resources"] = resources
+        meta["otel_scopes"] = sorted({s.scope for s in self.spans if s.scope})
         meta["otel_spans"] = {s.span_id: e for s in self.spans if (e := self._leftover(s))}
         self._note_unmapped()
         if not self.builder.messages:

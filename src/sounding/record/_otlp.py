@@ -21,12 +21,14 @@ SHAPES = (
     'give an OTLP/JSON trace export {"resourceSpans": [...]} or a list of spans, '
     "each with 'traceId', 'spanId', 'startTimeUnixNano' and 'endTimeUnixNano'"
 )
+Origin = tuple[dict[str, Any], str | None]  # a scope block's resource attributes and scope
 
 
 @dataclass
 class Span:
     """One span: ids, name, times in nanoseconds, attributes and events as plain values,
-    whether its status is ERROR (and its message), and where in the export it was."""
+    whether its status is ERROR (and its message), where in the export it was, and the
+    attributes of its resource (one dict for all of a resource's spans) and its scope."""
 
     trace_id: str
     span_id: str
@@ -39,7 +41,8 @@ class Span:
     error: bool
     status: str
     where: str
-    origin: int  # which resource/scope it came from (an index into the export's origins)
+    resource: dict[str, Any]
+    scope: str | None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -49,30 +52,22 @@ class Span:
         return value if isinstance(value, str) else None
 
 
-@dataclass
-class Export:
-    """What the export says besides spans: (resource attributes, scope) per scope block, and
-    notes on what the exporter left out."""
-
-    origins: list[tuple[dict[str, Any], str | None]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-
-def read_export(data: Any, source: str) -> tuple[list[Span], Export]:
-    """Every span of an export (or of a list of spans), in the order written."""
-    export = Export()
+def read_export(data: Any, source: str) -> tuple[list[Span], list[str]]:
+    """Every span of an export (or of a list of spans), in the order written, and notes on
+    what the exporter left out."""
+    notes: list[str] = []
     if isinstance(data, list):
-        export.origins.append(({}, None))
-        return [_read_span(s, f"[{i}]", 0, source, export) for i, s in enumerate(data)], export
+        spans = [_read_span(s, f"[{i}]", ({}, None), source, notes) for i, s in enumerate(data)]
+        return spans, notes
     if not isinstance(data, dict) or not isinstance(data.get("resourceSpans"), list):
         raise RecordError(source, f"a JSON {json_kind(data)} without 'resourceSpans'", SHAPES)
-    spans: list[Span] = []
+    spans = []
     for r, block in enumerate(data["resourceSpans"]):
-        spans.extend(_read_resource(block, f"resourceSpans[{r}]", source, export))
-    return spans, export
+        spans.extend(_read_resource(block, f"resourceSpans[{r}]", source, notes))
+    return spans, notes
 
 
-def _read_resource(block: Any, where: str, source: str, export: Export) -> list[Span]:
+def _read_resource(block: Any, where: str, source: str, notes: list[str]) -> list[Span]:
     """The spans of one resource, each tied to its resource attributes and scope."""
     resource = _object(_object(block, where, source).get("resource") or {}, where, source)
     attrs = _attributes(resource.get("attributes"), source, f"{where}.resource.attributes")
@@ -81,10 +76,9 @@ def _read_resource(block: Any, where: str, source: str, export: Export) -> list[
     for s, scoped in enumerate(_list(block.get(key), f"{where}.{key}", source)):
         place = f"{where}.scopeSpans[{s}]"
         scope = _object(_object(scoped, place, source).get("scope") or {}, place, source)
-        export.origins.append((attrs, _scope_name(scope)))
-        origin = len(export.origins) - 1
+        origin = (attrs, _scope_name(scope))
         for i, span in enumerate(_list(scoped.get("spans"), f"{place}.spans", source)):
-            spans.append(_read_span(span, f"{place}.spans[{i}]", origin, source, export))
+            spans.append(_read_span(span, f"{place}.spans[{i}]", origin, source, notes))
     return spans
 
 
@@ -95,7 +89,7 @@ def _scope_name(scope: dict[str, Any]) -> str | None:
     return f"{name} {scope['version']}" if isinstance(scope.get("version"), str) else name
 
 
-def _read_span(raw: Any, where: str, origin: int, source: str, export: Export) -> Span:
+def _read_span(raw: Any, where: str, origin: Origin, source: str, notes: list[str]) -> Span:
     span = _object(raw, where, source)
     trace_id, span_id = span.get("traceId"), span.get("spanId")
     if not (isinstance(trace_id, str) and trace_id and isinstance(span_id, str) and span_id):
@@ -103,7 +97,7 @@ def _read_span(raw: Any, where: str, origin: int, source: str, export: Export) -
     status = span.get("status") or {}
     events = span.get("events") or []
     events = events if isinstance(events, list) else [events]  # one event object, not a list
-    _note_dropped(span, where, export)
+    _note_dropped(span, where, notes)
     return Span(
         trace_id=trace_id,
         span_id=span_id,
@@ -116,7 +110,8 @@ def _read_span(raw: Any, where: str, origin: int, source: str, export: Export) -
         error=status.get("code") in (2, "2", "STATUS_CODE_ERROR", "ERROR"),
         status=str(status.get("message") or ""),
         where=where,
-        origin=origin,
+        resource=origin[0],
+        scope=origin[1],
         extra={"links": span["links"]} if span.get("links") else {},
     )
 
@@ -127,11 +122,11 @@ def _read_event(raw: Any, where: str, source: str) -> dict[str, Any]:
     return {"name": str(event.get("name") or ""), "attributes": attrs}
 
 
-def _note_dropped(span: dict[str, Any], where: str, export: Export) -> None:
+def _note_dropped(span: dict[str, Any], where: str, notes: list[str]) -> None:
     for key in ("droppedAttributesCount", "droppedEventsCount", "droppedLinksCount"):
         if span.get(key):
             what = key.removeprefix("dropped").removesuffix("Count").lower()
-            export.notes.append(f"{where}: the exporter dropped {span[key]} {what} of this span")
+            notes.append(f"{where}: the exporter dropped {span[key]} {what} of this span")
 
 
 def _nanos(span: dict[str, Any], key: str, where: str, source: str) -> int:
