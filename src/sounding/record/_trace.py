@@ -37,10 +37,8 @@ class Trace:
         self.path = Path(target) if target is not None else None
         self._clock = clock
         self._lock = threading.Lock()
-        self._file: BinaryIO | None = None
+        self._file: BinaryIO | None = self.path.open("ab") if self.path is not None else None
         self._closed = False
-        if self.path is not None:
-            self._file = self.path.open("ab")
 
     @property
     def enabled(self) -> bool:
