@@ -120,17 +120,83 @@ def test_a_fuzzed_case_file_loads_or_is_refused_with_a_spec_error(
     _bounded(read)
 
 
-@settings(max_examples=150)
-@given(events=mutated(VALID_RECORD), form=st.sampled_from([None, "jsonl", "sounding", "openai"]))
+OPENAI_RECORD = [
+    {"role": "user", "content": "where is A-1?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "shipped"}]},
+    {"role": "assistant", "content": "It has shipped."},
+]
+ANTHROPIC_RECORD = {
+    "system": "You look orders up.",
+    "messages": [
+        {"role": "user", "content": "where is A-1?"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t1",
+                    "content": [{"type": "text", "text": "x"}],
+                }
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "It has shipped."}]},
+    ],
+}
+
+
+def _messages_opened(value: Any, encode: bool = False) -> Any:
+    """An OTLP export with its JSON-in-text attributes (gen_ai.input.messages) as values, so
+    that they are fuzzed too; `encode` turns them back into text."""
+    if isinstance(value, list):
+        return [_messages_opened(item, encode) for item in value]
+    if not isinstance(value, dict):
+        return value
+    opened = {k: _messages_opened(v, encode) for k, v in value.items()}
+    text = opened.get("stringValue")
+    if encode and not isinstance(text, str) and "stringValue" in opened:
+        opened["stringValue"] = json.dumps(text)
+    elif not encode and isinstance(text, str) and text.startswith("["):
+        opened["stringValue"] = json.loads(text)
+    return opened
+
+
+RECORDS = {"jsonl": VALID_RECORD, "openai": OPENAI_RECORD, "anthropic": ANTHROPIC_RECORD}
+for _export in ("tool_agent", "event_form"):
+    _text = (CORPUS.parent / "otel" / f"{_export}.json").read_text(encoding="utf-8")
+    RECORDS[f"otel {_export}"] = _messages_opened(json.loads(_text))
+
+
+@st.composite
+def fuzzed_records(draw: Any) -> tuple[str, str]:
+    """A valid record of some format with parts replaced, as text, and its format."""
+    seed = draw(st.sampled_from(sorted(RECORDS)))
+    document, form = draw(mutated(RECORDS[seed])), seed.split()[0]
+    if form == "jsonl" and isinstance(document, list):
+        return form, "\n".join(json.dumps(line) for line in document)
+    return form, json.dumps(_messages_opened(document, encode=True))
+
+
+@settings(max_examples=300)
+@given(record=fuzzed_records(), sniffed=st.booleans())
 def test_a_fuzzed_record_is_read_or_refused_with_a_record_error(
-    events: Any, form: str | None
+    record: tuple[str, str], sniffed: bool
 ) -> None:
-    lines = events if isinstance(events, list) else [events]
-    text = "\n".join(json.dumps(line) for line in lines)
+    form, text = record
 
     def read() -> None:
         with contextlib.suppress(RecordError):
-            parse_record(text, form, source="fuzzed.jsonl")
+            parse_record(text, None if sniffed else form, source="fuzzed.json")
 
     _bounded(read)
 
@@ -154,9 +220,10 @@ def test_a_fuzzed_sounding_toml_loads_or_is_refused(tmp_path: Path, config: Any)
 @pytest.mark.parametrize("path", sorted(CORPUS.glob("*")), ids=lambda p: p.name)
 def test_every_crasher_found_is_now_a_clear_error(path: Path, tmp_path: Path) -> None:
     """Inputs that once made a loader raise something else, or run for ever."""
-    if path.suffix == ".jsonl":
-        with pytest.raises(RecordError):
-            _bounded(lambda: parse_record(path.read_text(encoding="utf-8"), source=str(path)))
+    if path.suffix in (".jsonl", ".json"):  # `x.anthropic.json`: read as that format
+        form = path.suffixes[0][1:] if len(path.suffixes) == 2 else None
+        with contextlib.suppress(RecordError):
+            _bounded(lambda: parse_record(path.read_text(encoding="utf-8"), form, source=str(path)))
         return
     if path.name.endswith(".sounding.toml"):
         (tmp_path / "sounding.toml").write_bytes(path.read_bytes())

@@ -66,7 +66,7 @@ class Attach(Enum):
 
 _JSON_KINDS = {type(None): "null", dict: "object", list: "array", str: "string", bool: "boolean"}
 
-CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 """Anthropic content blocks that are tool calls: the importer reads them, detection looks."""
 
 
@@ -104,18 +104,26 @@ def parse_args(raw: Any) -> tuple[dict[str, Any], str | None]:
 
 
 def check_content(content: Any, source: str, where: str) -> None:
-    """Message content must be text, null, or a list of part objects."""
+    """Message content must be text, null, or a list of part objects of a named type."""
     if content is None or isinstance(content, str):
         return
-    if isinstance(content, list) and all(isinstance(part, dict) for part in content):
-        return
+    problem, where = f"content is a JSON {json_kind(content)}", f"{where}.content"
+    if isinstance(content, list):
+        bad = [i for i, p in enumerate(content) if not _is_part(p)]
+        if not bad:
+            return
+        problem, where = "a part that is not an object with a text 'type'", f"{where}[{bad[0]}]"
     raise RecordError(
         source,
-        f"content is a JSON {json_kind(content)}",
+        problem,
         "content must be a string, null, or a list of objects such as "
         '{"type": "text", "text": "..."}',
-        where=f"{where}.content",
+        where=where,
     )
+
+
+def _is_part(part: Any) -> bool:
+    return isinstance(part, dict) and isinstance(part.get("type", ""), str)
 
 
 class RecordBuilder:

@@ -22,10 +22,11 @@ from sounding.record._model import SCHEMA, RunRecord
 from sounding.record._openai import parse_openai
 from sounding.record._otel import parse_otel
 
-_OPENAI_ROLES = frozenset({"tool", "function", "developer"})
+# Tuples, not sets: `in` must take a value of any JSON type, a list or an object included.
+_OPENAI_ROLES = ("tool", "function", "developer")
 _OPENAI_KEYS = ("tool_calls", "function_call", "tool_call_id")
-_OPENAI_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
-_ANTHROPIC_BLOCKS = CALL_BLOCKS | {"tool_result", "image", "document", "thinking"}
+_OPENAI_PARTS = ("image_url", "input_audio", "file", "refusal")
+_ANTHROPIC_BLOCKS = (*CALL_BLOCKS, "tool_result", "image", "document", "thinking")
 
 formats = RecordFormats()
 """Every record format, in the order they are listed (`RECORD_FORMATS`)."""

@@ -23,7 +23,8 @@ def content_text(content: str | list[dict[str, Any]] | None) -> str:
         return ""
     if isinstance(content, str):
         return content
-    return "\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
+    texts = (b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return "\n".join(map(str, texts))
 
 
 class ToolCall(_Model):

@@ -18,6 +18,7 @@ from typing import Any
 from sounding.record._build import (
     Attach,
     RecordBuilder,
+    RecordError,
     dump_result,
 )
 from sounding.record._events import COUNT
@@ -284,6 +285,12 @@ class _Importer:
 
     def _duration(self) -> float:
         roots = [s for s in self.spans if s.parent_id not in self.by_id]
+        if not roots:
+            raise RecordError(
+                self.builder.source,
+                "every span has its parent in the trace: their parentSpanIds form a loop",
+                "a trace starts at a root span, one whose parentSpanId is empty",
+            )
         if len(roots) > 1:
             self.notes.append(
                 f"{len(roots)} root spans (a partial trace?); the duration runs from the first "

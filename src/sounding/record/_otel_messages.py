@@ -123,7 +123,8 @@ def _read_content(message: SpanMessage, body: dict[str, Any]) -> None:
     if message.role == "tool" and answered is not None:
         message.responses.append((id_text(answered), content))
         return
-    for entry in body.get("tool_calls") or []:
+    entries = body.get("tool_calls") or []
+    for entry in entries if isinstance(entries, list) else [entries]:  # one call, not a list
         function = entry.get("function") if isinstance(entry, dict) else None
         if isinstance(function, dict):
             args = function.get("arguments")

@@ -94,7 +94,7 @@ def _read_span(raw: Any, where: str, origin: Origin, source: str, notes: list[st
     trace_id, span_id = span.get("traceId"), span.get("spanId")
     if not (isinstance(trace_id, str) and trace_id and isinstance(span_id, str) and span_id):
         raise RecordError(source, "a span without a 'traceId' and a 'spanId'", SHAPES, where=where)
-    status = span.get("status") or {}
+    status = _object(span.get("status") or {}, f"{where}.status", source)
     events = span.get("events") or []
     events = events if isinstance(events, list) else [events]  # one event object, not a list
     _note_dropped(span, where, notes)
@@ -183,8 +183,8 @@ def _any_value(value: Any, where: str, source: str) -> Any:
         return None
     box = _object(value, where, source)
     if "arrayValue" in box:
-        items = _object(box["arrayValue"], where, source).get("values")
-        return [_any_value(v, f"{where}.values[{i}]", source) for i, v in enumerate(items or [])]
+        items = _list(_object(box["arrayValue"], where, source).get("values"), where, source)
+        return [_any_value(v, f"{where}.values[{i}]", source) for i, v in enumerate(items)]
     if "kvlistValue" in box:
         return _attributes(_object(box["kvlistValue"], where, source).get("values"), source, where)
     for kind, read in (("stringValue", str), ("boolValue", bool), ("bytesValue", str)):
@@ -194,7 +194,7 @@ def _any_value(value: Any, where: str, source: str) -> Any:
         if kind in box:
             try:
                 return number(box[kind])
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # OverflowError: int(1e999)
                 raise RecordError(
                     source, f"{kind} {json.dumps(box[kind])} is not a number", where=where
                 ) from None
