@@ -138,7 +138,7 @@ class _Builder:
 
     def _scalar(self, event: ScalarEvent, path: KeyPath) -> Any:
         tag = event.tag
-        if tag is None or tag == "!":
+        if tag in (None, "!"):
             tag = _RESOLVER.resolve(ScalarNode, event.value, event.implicit)  # type: ignore[no-untyped-call]
         construct = _SCALARS.get(tag)
         if construct is None:
@@ -153,7 +153,9 @@ class _Builder:
             return event.value
 
     def _collection(self, start: CollectionStartEvent, path: KeyPath) -> Any:
-        self._check_tag(start, path)
+        tag = start.tag
+        if tag not in (None, "!", _TAG + _KINDS[type(start)]):
+            self._problem(path, f"unsupported YAML tag '{tag}': write it without the tag", start)
         self.depth += 1
         if self.depth > _DEPTH:
             problem = f"nested more than {_DEPTH} lists or mappings deep: flatten it"
@@ -203,8 +205,8 @@ class _Builder:
                 continue
             key, here = event.value, (*path, event.value)
             if key == "<<" and event.implicit[0]:
-                for name, item in self._merged(next(self.events), path).items():
-                    merged.setdefault(name, item)
+                for name, item in self._merged(next(self.events), path):
+                    merged.setdefault(name, item)  # earlier sources win
                     self.lines.setdefault((*path, name), _line(event))
             elif key in own:
                 message = f"key '{key}' appears twice (first at line {self.lines[here]}): keep one"
@@ -221,23 +223,14 @@ class _Builder:
         self._problem(path, "a key must be plain text, not a list or a mapping", event)
         self.value(next(self.events), path)
 
-    def _merged(self, event: Event, path: KeyPath) -> dict[str, Any]:
-        """The keys a `<<: *anchor` (or `<<: [*a, *b]`) brings in; earlier sources win."""
+    def _merged(self, event: Event, path: KeyPath) -> Iterator[tuple[str, Any]]:
+        """The keys a `<<: *anchor` (or `<<: [*a, *b]`) brings in, earlier sources first."""
         value = self.value(event, (*path, "<<"))
-        sources = value if isinstance(value, list) else [value]
-        merged: dict[str, Any] = {}
-        for source in sources:
-            if not isinstance(source, dict):
+        for source in value if isinstance(value, list) else [value]:
+            if isinstance(source, dict):
+                yield from source.items()
+            else:
                 self._problem(path, "`<<` merges mappings only: point it at a mapping", event)
-                continue
-            for name, item in source.items():
-                merged.setdefault(name, item)
-        return merged
-
-    def _check_tag(self, event: CollectionStartEvent, path: KeyPath) -> None:
-        tag = event.tag
-        if tag is not None and tag != "!" and tag != _TAG + _KINDS[type(event)]:
-            self._problem(path, f"unsupported YAML tag '{tag}': write it without the tag", event)
 
     def _problem(self, path: KeyPath, message: str, event: Event) -> None:
         self.problems.append(Problem(self.file, _line(event), render_key(path), message))
