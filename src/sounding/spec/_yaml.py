@@ -9,7 +9,7 @@ of 5,000 scenarios that tree alone costs more than everything else the loader do
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -50,11 +50,6 @@ _DEPTH = 64  # lists and mappings inside each other; a case needs a handful
 _ALIASED = 100_000  # values aliases may bring in, or ten times the values written if more
 
 
-class _OutOfBounds(Exception):
-    """A file built to break the loader (nested too deep, aliases that multiply): reading
-    stops at once, and says where."""
-
-
 def read_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
     """The document as plain data, and the line (from 1) of each key path in it."""
     loader = None
@@ -62,8 +57,6 @@ def read_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
         loader = _Loader(text)
         builder = _Builder(file, iter(loader.get_event, None))
         data = builder.stream()
-    except _OutOfBounds as exc:
-        raise SpecError([exc.args[0]]) from None
     except yaml.MarkedYAMLError as exc:
         raise SpecError([_syntax_problem(exc, file)]) from None
     except yaml.YAMLError as exc:
@@ -158,8 +151,7 @@ class _Builder:
             self._problem(path, f"unsupported YAML tag '{tag}': write it without the tag", start)
         self.depth += 1
         if self.depth > _DEPTH:
-            problem = f"nested more than {_DEPTH} lists or mappings deep: flatten it"
-            raise _OutOfBounds(Problem(self.file, _line(start), render_key(path), problem))
+            self._stop(path, f"nested more than {_DEPTH} lists or mappings deep: flatten it", start)
         try:
             if isinstance(start, MappingStartEvent):
                 return self._mapping(path)
@@ -181,7 +173,7 @@ class _Builder:
                 f"{self.written:,} the file writes (nested aliases multiply): write the "
                 "values out, or use fewer aliases"
             )
-            raise _OutOfBounds(Problem(self.file, _line(event), render_key(path), problem))
+            self._stop(path, problem, event)
         return value
 
     def _sequence(self, path: KeyPath) -> list[Any]:
@@ -234,3 +226,8 @@ class _Builder:
 
     def _problem(self, path: KeyPath, message: str, event: Event) -> None:
         self.problems.append(Problem(self.file, _line(event), render_key(path), message))
+
+    def _stop(self, path: KeyPath, message: str, event: Event) -> NoReturn:
+        """A file built to break the loader (nested too deep, aliases that multiply): reading
+        stops at once, and says where."""
+        raise SpecError([Problem(self.file, _line(event), render_key(path), message)])
