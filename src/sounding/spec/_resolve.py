@@ -257,10 +257,9 @@ class _CaseResolver:
         for name, invariant in raw.invariants.items():
             spec = self.checks.invariant(invariant.check, (*base, "invariants", name, "check"))
             if spec is not None:
-                description = invariant.description or name
                 invariants[name] = Invariant(
                     name=name,
-                    description=description,
+                    description=invariant.description or name,
                     weight=invariant.weight,
                     gate=invariant.gate,
                     check=spec,
