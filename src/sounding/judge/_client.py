@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -66,11 +67,9 @@ class JudgeClient:
         provenance = self._provenance(call, request.tool)
         stored = self._recall(provenance.digest)
         if stored is not None:
-            try:
+            # a cached answer that no longer reads is asked for again
+            with contextlib.suppress(JudgeError):
                 values = request.tool.read(stored.get("values", {}))
-            except JudgeError:
-                pass  # a cached answer that no longer reads is asked for again
-            else:
                 return Verdict(values=values, provenance=provenance, cached=True)
         values = request.tool.read(self._transport.ask_tool(call, request.tool))
         self._keep(provenance, values=values)
