@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from sounding._files import write_json
+from sounding._files import read_json, write_json
 from sounding.judge._config import JudgeConfig, api_key
 from sounding.judge._errors import JudgeError
 from sounding.judge._prompt import VerdictRequest
@@ -109,7 +109,7 @@ class JudgeClient:
         if self.config.cache_dir is None or self.rejudge:
             return None
         try:
-            entry = json.loads((self.config.cache_dir / f"{digest}.json").read_bytes())
+            entry = read_json(self.config.cache_dir / f"{digest}.json")
         except (OSError, ValueError):
             return None
         if not isinstance(entry, dict) or entry.get("schema") != CACHE_SCHEMA:
