@@ -163,21 +163,20 @@ class _CaseResolver:
         checks: dict[str, Callable[[Any], None] | None] = {}  # each check type's, made once
         for scenario in scenarios:
             for spec in _specs(scenario):
-                hook = spec.check_type.in_suite
-                if hook is not None and spec.type not in checks:
-                    checks[spec.type] = self._in_suite(spec.type, hook, self.suite_dir)
-                check = checks.get(spec.type)
+                if spec.type not in checks:
+                    checks[spec.type] = self._in_suite(spec, self.suite_dir)
+                check = checks[spec.type]
                 if check is not None:
                     self._held(check, spec, scenario.id)
 
-    def _in_suite(
-        self, name: str, hook: Callable[[Path], Callable[[Any], None]], suite_dir: Path
-    ) -> Callable[[Any], None] | None:
-        """A check type's load-time check in this suite; None when the suite refuses it."""
+    def _in_suite(self, spec: CheckSpec, suite_dir: Path) -> Callable[[Any], None] | None:
+        """A check type's load-time check in this suite; None when it has none, or when the
+        suite refuses it."""
+        hook = spec.check_type.in_suite
         try:
-            return hook(suite_dir)
+            return None if hook is None else hook(suite_dir)
         except Refused as exc:
-            self.problems.append(Problem(self.locator.file, None, name, str(exc)))
+            self.problems.append(Problem(self.locator.file, None, spec.type, str(exc)))
             return None
 
     def _held(self, check: Callable[[Any], None], spec: CheckSpec, scenario: str) -> None:
