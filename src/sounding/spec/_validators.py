@@ -124,9 +124,8 @@ class _Resolver:
 
     def resolve(self, item: Any) -> ValidatorSpec | None:
         if not isinstance(item, Mapping):
-            self.add(
-                self.key, "must be a mapping, like `{mode: script, command: x.py, metrics: [y]}`"
-            )
+            message = "must be a mapping, like `{mode: script, command: x.py, metrics: [y]}`"
+            self.add(self.key, message)
             return None
         try:
             raw = RawValidator.model_validate(item)
@@ -241,7 +240,7 @@ def _metric_refusal(metric: str, before: list[str]) -> str | None:
 
 
 def _default_name(mode: str, command: list[str]) -> str:
-    if mode != "script" or not command:
+    if not command:  # a judge or a form
         return mode
     stem = Path(command[0].removeprefix(SUITE_PLACEHOLDER + "/")).stem
     return stem if _NAME.match(stem) else "script"
