@@ -129,7 +129,7 @@ class _CaseResolver:
         services = {service.name for service in raw.services}
         self.validators = resolve_validators(raw.validators, locator, suite_dir, self.problems)
         metrics = declared_metrics(self.validators)
-        self.checks = CheckResolver(registry, locator, services, self.problems, metrics=metrics)
+        self.checks = CheckResolver(registry, locator, services, metrics, self.problems)
 
     def case(self, path: Path) -> Case:
         raw = self.raw
