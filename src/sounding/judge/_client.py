@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from sounding._files import write_json
+from sounding._files import read_json, write_json
 from sounding.judge._config import JudgeConfig, api_key
 from sounding.judge._errors import JudgeError
 from sounding.judge._prompt import VerdictRequest
@@ -66,11 +67,9 @@ class JudgeClient:
         provenance = self._provenance(call, request.tool)
         stored = self._recall(provenance.digest)
         if stored is not None:
-            try:
+            # a cached answer that no longer reads is asked for again
+            with contextlib.suppress(JudgeError):
                 values = request.tool.read(stored.get("values", {}))
-            except JudgeError:
-                pass  # a cached answer that no longer reads is asked for again
-            else:
                 return Verdict(values=values, provenance=provenance, cached=True)
         values = request.tool.read(self._transport.ask_tool(call, request.tool))
         self._keep(provenance, values=values)
@@ -110,7 +109,7 @@ class JudgeClient:
         if self.config.cache_dir is None or self.rejudge:
             return None
         try:
-            entry = json.loads((self.config.cache_dir / f"{digest}.json").read_bytes())
+            entry = read_json(self.config.cache_dir / f"{digest}.json")
         except (OSError, ValueError):
             return None
         if not isinstance(entry, dict) or entry.get("schema") != CACHE_SCHEMA:

@@ -67,12 +67,12 @@ def find_graders(suite_dir: Path) -> set[str]:
     Files are parsed, never imported. A file that does not parse is a GraderError with
     its line.
     """
-    folder = suite_dir / GRADERS_DIR
-    found: set[str] = set()
-    for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
-        if re.fullmatch(_IDENTIFIER, path.stem):
-            found.update(f"{path.stem}.{name}" for name in _functions(path))
-    return found
+    return {
+        f"{path.stem}.{name}"
+        for path in sorted((suite_dir / GRADERS_DIR).glob("*.py"))  # none when there is no folder
+        if re.fullmatch(_IDENTIFIER, path.stem)
+        for name in _functions(path)
+    }
 
 
 def _functions(path: Path) -> list[str]:

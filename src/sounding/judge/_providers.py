@@ -64,10 +64,15 @@ def _only_call(tool: VerdictTool, names: list[str]) -> None:
 
 
 class Transport:
-    """What both protocols share: the configuration, the SDK, and its errors as JudgeErrors."""
+    """What both protocols share: the configuration, the SDK's client, its errors as JudgeErrors."""
 
-    def __init__(self, config: JudgeConfig, sdk: Any, base_error: type[Exception]) -> None:
+    def __init__(
+        self, config: JudgeConfig, key: str, sdk: Any, client: Any, base_error: type[Exception]
+    ) -> None:
         self._config, self._sdk, self._base_error = config, sdk, base_error
+        self._client = client(
+            base_url=config.base_url, api_key=key, timeout=config.timeout, max_retries=0
+        )
 
     def ask_tool(self, call: Call, tool: VerdictTool) -> str | Mapping[str, Any]:
         raise NotImplementedError
@@ -106,10 +111,7 @@ class OpenAITransport(Transport):
     def __init__(self, config: JudgeConfig, key: str) -> None:
         import openai
 
-        super().__init__(config, openai, openai.OpenAIError)
-        self._client = openai.OpenAI(
-            base_url=config.base_url, api_key=key, timeout=config.timeout, max_retries=0
-        )
+        super().__init__(config, key, openai, openai.OpenAI, openai.OpenAIError)
 
     def ask_tool(self, call: Call, tool: VerdictTool) -> str:
         function = {"name": tool.name, "description": tool.description}
@@ -146,10 +148,7 @@ class AnthropicTransport(Transport):
     def __init__(self, config: JudgeConfig, key: str) -> None:
         import anthropic
 
-        super().__init__(config, anthropic, anthropic.AnthropicError)
-        self._client = anthropic.Anthropic(
-            base_url=config.base_url, api_key=key, timeout=config.timeout, max_retries=0
-        )
+        super().__init__(config, key, anthropic, anthropic.Anthropic, anthropic.AnthropicError)
 
     def ask_tool(self, call: Call, tool: VerdictTool) -> Mapping[str, Any]:
         spec = {"name": tool.name, "description": tool.description}

@@ -50,9 +50,8 @@ class CheckResolver:
         registry: Registry,
         locator: Locator,
         services: Collection[str],
+        metrics: Collection[str],
         problems: list[Problem],
-        *,
-        metrics: Collection[str] = (),
     ) -> None:
         self.registry = registry
         self.locator = locator

@@ -20,8 +20,7 @@ def path_refusal(value: str, root: str) -> str | None:
         return f"is empty: give a path relative to {root}"
     if value.startswith("~"):
         return f"'{value}' starts with '~': give a path relative to {root}"
-    windows = PureWindowsPath(value)
-    if PurePosixPath(value).is_absolute() or windows.is_absolute() or windows.drive:
+    if PurePosixPath(value).is_absolute() or PureWindowsPath(value).drive:  # `C:`, `//host/share`
         return f"'{value}' is absolute: give a path relative to {root}"
     normal = posixpath.normpath(value.replace("\\", "/"))
     if normal == ".." or normal.startswith("../"):

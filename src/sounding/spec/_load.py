@@ -122,9 +122,8 @@ def _same_names(cases: list[Case]) -> list[Problem]:
     first: dict[str, Case] = {}
     problems: list[Problem] = []
     for case in cases:
-        if case.name in first:
-            other = first[case.name].path
-            message = f"case name '{case.name}' is also the name of {other}: rename one file"
+        other = first.setdefault(case.name, case)
+        if other is not case:
+            message = f"case name '{case.name}' is also the name of {other.path}: rename one file"
             problems.append(Problem(str(case.path), None, "", message))
-        first.setdefault(case.name, case)
     return problems

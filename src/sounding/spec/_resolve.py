@@ -129,7 +129,7 @@ class _CaseResolver:
         services = {service.name for service in raw.services}
         self.validators = resolve_validators(raw.validators, locator, suite_dir, self.problems)
         metrics = declared_metrics(self.validators)
-        self.checks = CheckResolver(registry, locator, services, self.problems, metrics=metrics)
+        self.checks = CheckResolver(registry, locator, services, metrics, self.problems)
 
     def case(self, path: Path) -> Case:
         raw = self.raw
@@ -163,21 +163,20 @@ class _CaseResolver:
         checks: dict[str, Callable[[Any], None] | None] = {}  # each check type's, made once
         for scenario in scenarios:
             for spec in _specs(scenario):
-                hook = spec.check_type.in_suite
-                if hook is not None and spec.type not in checks:
-                    checks[spec.type] = self._in_suite(spec.type, hook, self.suite_dir)
-                check = checks.get(spec.type)
+                if spec.type not in checks:
+                    checks[spec.type] = self._in_suite(spec, self.suite_dir)
+                check = checks[spec.type]
                 if check is not None:
                     self._held(check, spec, scenario.id)
 
-    def _in_suite(
-        self, name: str, hook: Callable[[Path], Callable[[Any], None]], suite_dir: Path
-    ) -> Callable[[Any], None] | None:
-        """A check type's load-time check in this suite; None when the suite refuses it."""
+    def _in_suite(self, spec: CheckSpec, suite_dir: Path) -> Callable[[Any], None] | None:
+        """A check type's load-time check in this suite; None when it has none, or when the
+        suite refuses it."""
+        hook = spec.check_type.in_suite
         try:
-            return hook(suite_dir)
+            return None if hook is None else hook(suite_dir)
         except Refused as exc:
-            self.problems.append(Problem(self.locator.file, None, name, str(exc)))
+            self.problems.append(Problem(self.locator.file, None, spec.type, str(exc)))
             return None
 
     def _held(self, check: Callable[[Any], None], spec: CheckSpec, scenario: str) -> None:
@@ -207,36 +206,36 @@ class _CaseResolver:
     def _add(self, key: KeyPath, message: str, **hints: Any) -> None:
         self.problems.append(self.locator.problem(key, message, **hints))
 
-    def _first(self, key: KeyPath) -> str:
-        line = self.locator.line(key)
-        return f"first at line {line}" if line is not None else f"first at {render_key(key)}"
+    def _check_once(self, what: str, names: list[str], section: str, field: str) -> None:
+        """Each of `names` (the `field` of each item of `section`) names one item only."""
+        first: dict[str, int] = {}
+        for index, name in enumerate(names):
+            if first.setdefault(name, index) != index:
+                where = (section, first[name], field)
+                line = self.locator.line(where)
+                at = f"line {line}" if line is not None else render_key(where)
+                message = f"{what} '{name}' is used twice (first at {at}): rename one"
+                self._add((section, index, field), message)
 
     def _check_scenario_ids(self) -> None:
         if not self.raw.scenarios:
             self._add(("scenarios",), "is empty: add at least one scenario with an `id` and `user`")
-        seen: dict[str, int] = {}
         for index, scenario in enumerate(self.raw.scenarios):
-            key = ("scenarios", index, "id")
             if not _SCENARIO_ID.match(scenario.id):
-                self._add(key, f"'{scenario.id}' may use only letters, digits, '_', '.' and '-'")
-            if scenario.id in seen:
-                first = self._first(("scenarios", seen[scenario.id], "id"))
-                self._add(key, f"scenario id '{scenario.id}' is used twice ({first}): rename one")
-            seen.setdefault(scenario.id, index)
+                message = f"'{scenario.id}' may use only letters, digits, '_', '.' and '-'"
+                self._add(("scenarios", index, "id"), message)
+        ids = [scenario.id for scenario in self.raw.scenarios]
+        self._check_once("scenario id", ids, "scenarios", "id")
 
     def _check_services(self) -> None:
-        seen: dict[str, int] = {}
         for index, service in enumerate(self.raw.services):
             declared = [service.model_dump()]
             for problem in validate_service_specs(declared, suite_dir=self.suite_dir):
                 self._add(
                     ("services", index), problem.replace("(services[0])", f"(services[{index}])")
                 )
-            if service.name in seen:
-                first = self._first(("services", seen[service.name], "name"))
-                message = f"service name '{service.name}' is used twice ({first}): rename one"
-                self._add(("services", index, "name"), message)
-            seen.setdefault(service.name, index)
+        names = [service.name for service in self.raw.services]
+        self._check_once("service name", names, "services", "name")
 
     def _block(self, raw: RawBlock, base: KeyPath) -> _Block:
         invariants = self._invariants(raw, base)
@@ -257,10 +256,9 @@ class _CaseResolver:
         for name, invariant in raw.invariants.items():
             spec = self.checks.invariant(invariant.check, (*base, "invariants", name, "check"))
             if spec is not None:
-                description = invariant.description or name
                 invariants[name] = Invariant(
                     name=name,
-                    description=description,
+                    description=invariant.description or name,
                     weight=invariant.weight,
                     gate=invariant.gate,
                     check=spec,

@@ -91,7 +91,6 @@ class _Scanner:
             array = (*self._resolve(keys[:-1]), keys[-1])
             index = self.arrays.get(array, -1) + 1
             self.arrays[array] = index
-            self.lines.setdefault(array, self.line)
             self.table = (*array, index)
         else:
             self.table = self._resolve(keys)

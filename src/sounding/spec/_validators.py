@@ -124,9 +124,8 @@ class _Resolver:
 
     def resolve(self, item: Any) -> ValidatorSpec | None:
         if not isinstance(item, Mapping):
-            self.add(
-                self.key, "must be a mapping, like `{mode: script, command: x.py, metrics: [y]}`"
-            )
+            message = "must be a mapping, like `{mode: script, command: x.py, metrics: [y]}`"
+            self.add(self.key, message)
             return None
         try:
             raw = RawValidator.model_validate(item)
@@ -143,15 +142,9 @@ class _Resolver:
         if len(self.problems) > self.before:
             return None
         return ValidatorSpec(
+            **raw.model_dump(exclude_none=True, exclude={"name", "command"}),
             name=raw.name or _default_name(raw.mode, command),
-            mode=raw.mode,
-            metrics=raw.metrics,
             command=command,
-            timeout=raw.timeout or DEFAULT_TIMEOUT,
-            rubric=raw.rubric,
-            pieces=raw.pieces or [],
-            model=raw.model,
-            types=raw.types or {},
             line=self.locator.line(self.key),
         )
 
@@ -173,12 +166,10 @@ class _Resolver:
         key = (*self.key, "metrics")
         if not raw.metrics:
             self.add(key, "is empty: declare the metrics this validator returns")
-        seen: set[str] = set()
         for position, metric in enumerate(raw.metrics):
-            refusal = _metric_refusal(metric, seen)
+            refusal = _metric_refusal(metric, raw.metrics[:position])
             if refusal is not None:
                 self.add((*key, position), refusal)
-            seen.add(metric)
         for metric in raw.types or {}:
             if metric not in raw.metrics:
                 message = f"gives a type to '{metric}', which `metrics` does not declare"
@@ -188,15 +179,15 @@ class _Resolver:
         key = (*self.key, "command")
         if raw.command is None:
             return []
-        if isinstance(raw.command, str):
-            refusal = command_refusal(raw.command)
-            if refusal is not None:
-                self.add(key, refusal)
-                return []
-            words = shlex.split(raw.command)
-        else:
-            words = list(raw.command)
-        self._check_program(words[0], key if isinstance(raw.command, str) else (*key, 0))
+        if isinstance(raw.command, list):
+            self._check_program(raw.command[0], (*key, 0))
+            return raw.command
+        refusal = command_refusal(raw.command)
+        if refusal is not None:
+            self.add(key, refusal)
+            return []
+        words = shlex.split(raw.command)
+        self._check_program(words[0], key)
         return words
 
     def _check_program(self, program: str, key: KeyPath) -> None:
@@ -238,18 +229,18 @@ class _Resolver:
                 self.add((*key, position), f"'{piece}' is listed twice")
 
 
-def _metric_refusal(metric: str, seen: set[str]) -> str | None:
+def _metric_refusal(metric: str, before: list[str]) -> str | None:
     if not _METRIC.match(metric):
         return f"metric '{metric}' must start with a letter or '_' and use letters, digits, '_'"
     if metric in RESERVED_METRICS:
         return f"metric '{metric}' is a name every trial already has in measures.json: rename it"
-    if metric in seen:
+    if metric in before:
         return f"metric '{metric}' is declared twice by this validator"
     return None
 
 
 def _default_name(mode: str, command: list[str]) -> str:
-    if mode != "script" or not command:
+    if not command:  # a judge or a form
         return mode
     stem = Path(command[0].removeprefix(SUITE_PLACEHOLDER + "/")).stem
     return stem if _NAME.match(stem) else "script"
@@ -262,25 +253,23 @@ def _check_unique(
     by_name: dict[str, ValidatorSpec] = {}
     owner: dict[str, ValidatorSpec] = {}
     for index, spec in found.items():
-        if spec.name in by_name:
+        first = by_name.setdefault(spec.name, spec)
+        if first is not spec:
             message = (
-                f"validator name '{spec.name}' is also the name of the validator "
-                f"{_at(by_name[spec.name])}: give each a distinct `name:`"
+                f"validator name '{spec.name}' is also the name of the validator {_at(first)}: "
+                "give each a distinct `name:`"
             )
             problems.append(locator.problem(("validators", index), message))
-        by_name.setdefault(spec.name, spec)
         for position, metric in enumerate(spec.metrics):
-            if metric in owner:
-                first = owner[metric]
+            first = owner.setdefault(metric, spec)
+            if first is not spec:  # a validator that declares a metric twice is refused before
                 message = (
                     f"metric '{metric}' is declared by validator '{spec.name}' and by validator "
                     f"'{first.name}' {_at(first)}: two validators may not declare one metric; "
                     f"rename one (like '{metric}_{spec.mode}')"
                 )
-                problems.append(
-                    locator.problem(("validators", index, "metrics", position), message)
-                )
-            owner.setdefault(metric, spec)
+                key = ("validators", index, "metrics", position)
+                problems.append(locator.problem(key, message))
 
 
 def _at(spec: ValidatorSpec) -> str:

@@ -9,7 +9,7 @@ of 5,000 scenarios that tree alone costs more than everything else the loader do
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -50,11 +50,6 @@ _DEPTH = 64  # lists and mappings inside each other; a case needs a handful
 _ALIASED = 100_000  # values aliases may bring in, or ten times the values written if more
 
 
-class _OutOfBounds(Exception):
-    """A file built to break the loader (nested too deep, aliases that multiply): reading
-    stops at once, and says where."""
-
-
 def read_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
     """The document as plain data, and the line (from 1) of each key path in it."""
     loader = None
@@ -62,8 +57,6 @@ def read_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
         loader = _Loader(text)
         builder = _Builder(file, iter(loader.get_event, None))
         data = builder.stream()
-    except _OutOfBounds as exc:
-        raise SpecError([exc.args[0]]) from None
     except yaml.MarkedYAMLError as exc:
         raise SpecError([_syntax_problem(exc, file)]) from None
     except yaml.YAMLError as exc:
@@ -138,7 +131,7 @@ class _Builder:
 
     def _scalar(self, event: ScalarEvent, path: KeyPath) -> Any:
         tag = event.tag
-        if tag is None or tag == "!":
+        if tag in (None, "!"):
             tag = _RESOLVER.resolve(ScalarNode, event.value, event.implicit)  # type: ignore[no-untyped-call]
         construct = _SCALARS.get(tag)
         if construct is None:
@@ -153,11 +146,12 @@ class _Builder:
             return event.value
 
     def _collection(self, start: CollectionStartEvent, path: KeyPath) -> Any:
-        self._check_tag(start, path)
+        tag = start.tag
+        if tag not in (None, "!", _TAG + _KINDS[type(start)]):
+            self._problem(path, f"unsupported YAML tag '{tag}': write it without the tag", start)
         self.depth += 1
         if self.depth > _DEPTH:
-            problem = f"nested more than {_DEPTH} lists or mappings deep: flatten it"
-            raise _OutOfBounds(Problem(self.file, _line(start), render_key(path), problem))
+            self._stop(path, f"nested more than {_DEPTH} lists or mappings deep: flatten it", start)
         try:
             if isinstance(start, MappingStartEvent):
                 return self._mapping(path)
@@ -179,7 +173,7 @@ class _Builder:
                 f"{self.written:,} the file writes (nested aliases multiply): write the "
                 "values out, or use fewer aliases"
             )
-            raise _OutOfBounds(Problem(self.file, _line(event), render_key(path), problem))
+            self._stop(path, problem, event)
         return value
 
     def _sequence(self, path: KeyPath) -> list[Any]:
@@ -203,8 +197,8 @@ class _Builder:
                 continue
             key, here = event.value, (*path, event.value)
             if key == "<<" and event.implicit[0]:
-                for name, item in self._merged(next(self.events), path).items():
-                    merged.setdefault(name, item)
+                for name, item in self._merged(next(self.events), path):
+                    merged.setdefault(name, item)  # earlier sources win
                     self.lines.setdefault((*path, name), _line(event))
             elif key in own:
                 message = f"key '{key}' appears twice (first at line {self.lines[here]}): keep one"
@@ -221,23 +215,19 @@ class _Builder:
         self._problem(path, "a key must be plain text, not a list or a mapping", event)
         self.value(next(self.events), path)
 
-    def _merged(self, event: Event, path: KeyPath) -> dict[str, Any]:
-        """The keys a `<<: *anchor` (or `<<: [*a, *b]`) brings in; earlier sources win."""
+    def _merged(self, event: Event, path: KeyPath) -> Iterator[tuple[str, Any]]:
+        """The keys a `<<: *anchor` (or `<<: [*a, *b]`) brings in, earlier sources first."""
         value = self.value(event, (*path, "<<"))
-        sources = value if isinstance(value, list) else [value]
-        merged: dict[str, Any] = {}
-        for source in sources:
-            if not isinstance(source, dict):
+        for source in value if isinstance(value, list) else [value]:
+            if isinstance(source, dict):
+                yield from source.items()
+            else:
                 self._problem(path, "`<<` merges mappings only: point it at a mapping", event)
-                continue
-            for name, item in source.items():
-                merged.setdefault(name, item)
-        return merged
-
-    def _check_tag(self, event: CollectionStartEvent, path: KeyPath) -> None:
-        tag = event.tag
-        if tag is not None and tag != "!" and tag != _TAG + _KINDS[type(event)]:
-            self._problem(path, f"unsupported YAML tag '{tag}': write it without the tag", event)
 
     def _problem(self, path: KeyPath, message: str, event: Event) -> None:
         self.problems.append(Problem(self.file, _line(event), render_key(path), message))
+
+    def _stop(self, path: KeyPath, message: str, event: Event) -> NoReturn:
+        """A file built to break the loader (nested too deep, aliases that multiply): reading
+        stops at once, and says where."""
+        raise SpecError([Problem(self.file, _line(event), render_key(path), message)])

@@ -138,10 +138,8 @@ def context_document(trial: FinishedTrial, prompt: Path) -> ContextDocument:
 
 def workspace_files(root: Path) -> list[str]:
     """Every file (and symlink) under `root`, relative and sorted; `.git` left out."""
-    if not root.is_dir():
-        return []
     found: list[str] = []
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in os.walk(root):  # nothing when `root` is no folder
         dirs[:] = sorted(d for d in dirs if not (folder == str(root) and d == ".git"))
         here = Path(folder).relative_to(root)
         found.extend((here / name).as_posix() for name in files)

@@ -31,10 +31,7 @@ _PROBE = "the task"
 
 
 class CellLike(Protocol):
-    """What the blinding note needs of a cell: its name and the turns it sends."""
-
-    @property
-    def name(self) -> str: ...
+    """What the blinding note needs of a cell: the turns it sends."""
 
     def turns(self, turns: list[str]) -> list[str]: ...
 
@@ -80,10 +77,8 @@ def blinding_note(pieces: Sequence[str], cells: Sequence[CellLike]) -> str | Non
     """A warning when a declared piece differs between cells (the judge could tell them
     apart), else None. Only the prompt can: a cell's `prompt` delta is sent with the task.
     """
-    if "prompt" not in pieces or len(cells) < 2:
-        return None
-    sent = {tuple(cell.turns([_PROBE])) for cell in cells}
-    if len(sent) < 2:
+    sent = {tuple(cell.turns([_PROBE])) for cell in cells}  # what each cell makes of one task
+    if "prompt" not in pieces or len(sent) < 2:
         return None
     return (
         "judge is only partially blind: the prompt varies between cells, so the judge can "

@@ -7,6 +7,7 @@ it ends or times out. What it printed on stderr is kept as `validation/<name>.st
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 from sounding._files import write_bytes
@@ -51,8 +52,7 @@ def run_script(spec: ValidatorSpec, context: Path, suite_dir: Path) -> Answer | 
     if isinstance(answer, str):
         write_bytes(folder / f"{spec.name}.stdout", finished.stdout)
         return answer + _see(stderr)
-    document = {"metrics": answer.metrics, "reasons": answer.reasons, "unjudged": answer.unjudged}
-    keep_json(folder / f"{spec.name}.json", document)
+    keep_json(folder / f"{spec.name}.json", asdict(answer))
     return answer
 
 
