@@ -322,4 +322,4 @@ def test_a_fifo_is_never_waited_on(judged: Judged, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     judged.calls(_verdict(0.9))
     _check({**CRITERIA, "input_from": "pipe"}, judged, _evidence(workspace=tmp_path))
-    assert "(not a regular file, not shown)" in _material(judged)
+    assert "(not a readable regular file, not shown)" in _material(judged)

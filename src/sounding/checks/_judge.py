@@ -215,7 +215,7 @@ def _files_in(root: Path, folder: Path) -> list[Path]:
 def _file_text(path: Path) -> str:
     found = read_regular(path.resolve(), MAX_MATERIAL_CHARS)
     if found is None:  # a FIFO, a socket, a device: never read, never waited on
-        return "(not a regular file, not shown)"
+        return "(not a readable regular file, not shown)"
     data, size = found
     if b"\0" in data[:8192]:
         return f"(binary file, {size} bytes, not shown)"
