@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -315,3 +316,10 @@ def test_params_are_checked_when_the_suite_loads() -> None:
             check.parse(bad)
     with pytest.raises(ValueError):
         check.parse({"criteria": "c", "rubric": {"pass": "a", "good": "b"}})
+
+
+def test_a_fifo_is_never_waited_on(judged: Judged, tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    judged.calls(_verdict(0.9))
+    _check({**CRITERIA, "input_from": "pipe"}, judged, _evidence(workspace=tmp_path))
+    assert "(not a readable regular file, not shown)" in _material(judged)

@@ -273,6 +273,12 @@ def test_citations_refuse_a_pattern_without_a_group() -> None:
     refused("citations", {"pattern": "(unclosed"})
 
 
+def test_citations_take_a_pattern_of_the_regex_engine() -> None:
+    record = cited("Voir [Clause-é].", "Clause-é")
+    result = check("citations", {"pattern": r"\[(\p{L}+-\p{L})\]"}, record)
+    assert result.status is Status.PASSED
+
+
 # ---- no_foreign_data -------------------------------------------------------------------
 
 

@@ -115,7 +115,7 @@ def _secrets(params: SecretsParams, environ: Mapping[str, str]) -> dict[str, str
 
 def _redacted(params: SecretsParams, texts: list[str]) -> set[str]:
     """Variables a stored run shows as redacted, i.e. leaked when the trial ran."""
-    found = set().union(*(markers_in(text) for text in texts)) if texts else set()
+    found = set[str]().union(*map(markers_in, texts))
     return found if params.variables == "deny" else found & set(params.variables)
 
 

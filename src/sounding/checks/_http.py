@@ -154,11 +154,9 @@ def failure(assertion: HttpAssertion, requests: list[Mapping[str, Any]]) -> str 
     """Why `assertion` does not hold on `requests`, or None when it does."""
     selected = [r for r in requests if assertion.filters.selects(r)]
     if assertion.part == "count":
-        return (
-            None
-            if len(selected) == assertion.equals
-            else f"expected {counted(assertion.equals, 'matching request')}, got {len(selected)}"
-        )
+        if len(selected) == assertion.equals:
+            return None
+        return f"expected {counted(assertion.equals, 'matching request')}, got {len(selected)}"
     if not -len(selected) <= assertion.index < len(selected):
         recorded = counted(len(selected), "matching request")
         return f"no such request: {recorded} {'was' if len(selected) == 1 else 'were'} recorded"

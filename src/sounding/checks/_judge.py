@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from sounding._files import read_regular
 from sounding.checks._base import CheckContext, CheckResult, Evidence, Params, Status
 from sounding.checks._fields import JudgeModel
 from sounding.checks._paths import PathEscapeError, in_workspace, relative_path
@@ -212,9 +213,10 @@ def _files_in(root: Path, folder: Path) -> list[Path]:
 
 
 def _file_text(path: Path) -> str:
-    size = path.stat().st_size
-    with path.open("rb") as handle:
-        data = handle.read(MAX_MATERIAL_CHARS)
+    found = read_regular(path.resolve(), MAX_MATERIAL_CHARS)
+    if found is None:  # a FIFO, a socket, a device: never read, never waited on
+        return "(not a readable regular file, not shown)"
+    data, size = found
     if b"\0" in data[:8192]:
         return f"(binary file, {size} bytes, not shown)"
     text = data.decode("utf-8", errors="replace")

@@ -53,7 +53,7 @@ def metric(params: MetricParams, context: CheckContext) -> CheckResult:
     metrics: Mapping[str, Any] | None = extra.get("metrics")
     if metrics is None:
         return CheckResult.unjudged(NOT_KEPT)
-    if name not in metrics or metrics[name] is None:
+    if metrics.get(name) is None:
         return CheckResult.unjudged(f"no validator measured metric '{name}' in this trial")
     said: str = (extra.get("reasons") or {}).get(name, "")
     return _judge(params, metrics[name], said)

@@ -125,10 +125,10 @@ class Registry:
                 raise ValueError(f"check '{name}' is registered twice")
             if shorthand is not None and shorthand not in params.model_fields:
                 raise ValueError(f"check '{name}': shorthand '{shorthand}' is not a param")
-            summary = (function.__doc__ or "").strip().splitlines()[0:1]
+            summary = (function.__doc__ or "").strip().partition("\n")[0]
             traits = (reads, costly, needs_judge, in_suite)
             self._types[key] = CheckType(
-                name, params, function, family, role, shorthand, "".join(summary), *traits
+                name, params, function, family, role, shorthand, summary, *traits
             )
             return function
 

@@ -23,13 +23,13 @@ FAMILY = "forbidden"
 Services = Annotated[list[Annotated[Name, Ref.SERVICE]], BeforeValidator(as_list)]
 
 
-def _watched(context: CheckContext, kind: str) -> dict[str, ServiceEvidence]:
+def _watched(
+    context: CheckContext, kind: str, rule: str, what: str
+) -> dict[str, ServiceEvidence] | CheckResult:
+    """The trial's `kind` services by name; unjudged when it has none for `rule` to watch."""
     services = context.evidence.services.items()
-    return {name: s for name, s in sorted(services) if s.type == kind}
-
-
-def _nothing_watched(rule: str, kind: str, what: str) -> CheckResult:
-    return CheckResult.unjudged(
+    watched = {name: s for name, s in sorted(services) if s.type == kind}
+    return watched or CheckResult.unjudged(
         f"{rule} watches {kind} services and this trial has none; declare the "
         f"{what} under services: or drop the rule"
     )
@@ -60,9 +60,9 @@ class HttpExceptParams(Params):
 )
 def http_except(params: HttpExceptParams, context: CheckContext) -> CheckResult:
     """No http_mock service outside the allowed list received a request."""
-    mocks = _watched(context, "http_mock")
-    if not mocks:
-        return _nothing_watched("http_except", "http_mock", "mocks")
+    mocks = _watched(context, "http_mock", "http_except", "mocks")
+    if isinstance(mocks, CheckResult):
+        return mocks
     violations = []
     for name, mock in mocks.items():
         requests = mock.details.get("requests")
@@ -94,9 +94,9 @@ class DbWritesOutsideParams(Params):
 )
 def db_writes_outside(params: DbWritesOutsideParams, context: CheckContext) -> CheckResult:
     """No table outside the allowed list was written, created or dropped."""
-    databases = _watched(context, "sql")
-    if not databases:
-        return _nothing_watched("db_writes_outside", "sql", "database")
+    databases = _watched(context, "sql", "db_writes_outside", "database")
+    if isinstance(databases, CheckResult):
+        return databases
     violations = []
     for name, database in databases.items():
         changes = database.details.get("table_changes")

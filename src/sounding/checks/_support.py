@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Annotated, Any
 
+import regex
 from pydantic import AfterValidator, Field
 
 from sounding._words import counted
@@ -172,7 +173,7 @@ def provenance(params: ProvenanceParams, context: CheckContext) -> CheckResult:
 
 
 def _grouped(value: str) -> str:
-    if re.compile(value).groups < 1:
+    if regex.compile(value, regex.MULTILINE).groups < 1:  # the engine `matches` runs
         raise ValueError(
             f"'{value}' has no group to capture the cited id; wrap the id in parentheses, "
             r"e.g. '\[(clause-\d+)\]'"

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
+from sounding._words import counted
 from sounding.checks._base import CheckContext, CheckResult, NoParams, Params, cut, numbered, shown
 from sounding.checks._fields import Name, Names, Regex, matches
 from sounding.checks._registry import registry
@@ -138,7 +139,7 @@ class CountParams(Params):
 def _counted(params: CountParams, record: RunRecord) -> tuple[int, str]:
     if params.name is None:
         n = len(record.tool_calls)
-        return n, f"{n} tool call{'' if n == 1 else 's'} {'was' if n == 1 else 'were'} made"
+        return n, f"{counted(n, 'tool call')} {'was' if n == 1 else 'were'} made"
     n = len(record.calls(params.name))
     return n, f"tool '{params.name}' was called {_times(n)}"
 

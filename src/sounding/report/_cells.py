@@ -155,7 +155,7 @@ def cells_report(results: Results, metrics: Sequence[str] | None = None) -> Cell
     reference = results.plan.reference_cell or cells[0]
     report = CellsReport(reference, cells)
     expected, recorded = len(results.planned), len(results.trials)
-    invalid = Counter(t.cell for t in results.trials if t.score is None)
+    invalid = Counter(t.cell for t in results.errored)
     publish = partial(
         publishable, expected_trials=expected, recorded_trials=recorded, invalid_trials=invalid
     )

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from html import escape
 
 from sounding._words import counted
+from sounding.report._terminal import clipped
 from sounding.scoring import Interval, Statistic, interval, summarize
 from sounding.store import ScenarioTrials, Trial
 
@@ -49,7 +50,7 @@ def _axis(height: int) -> str:
 def _bar(row: int, scenario: ScenarioTrials) -> str:
     s = scenario.summary
     y = _TOP + row * _ROW
-    label = s.label if len(s.label) <= _LABEL_CHARS else s.label[: _LABEL_CHARS - 1] + "…"
+    label = clipped(s.label, _LABEL_CHARS)
     text = (
         f'<text x="{_LABEL - 8}" y="{y + 16}" text-anchor="end">{escape(label)}</text>'
         f'<rect x="{_LABEL}" y="{y + 4}" width="{_BAR}" height="{_ROW - 8}" fill="#f6f8fa"/>'

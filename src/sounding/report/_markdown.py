@@ -11,7 +11,7 @@ import html
 from sounding._words import counted
 from sounding.report._cells import cells_report
 from sounding.report._renderers import renderers
-from sounding.report._terminal import passes
+from sounding.report._terminal import clipped, passes
 from sounding.store import Results, ScenarioTrials
 
 _CELL_WIDTH = 160
@@ -85,7 +85,5 @@ def _text(value: str) -> str:
 
 def _cell(value: str) -> str:
     """One table cell: escaped, on one line, no pipe, and not too long."""
-    flat = " ".join(value.split())
-    if len(flat) > _CELL_WIDTH:
-        flat = flat[: _CELL_WIDTH - 1] + "…"
+    flat = clipped(" ".join(value.split()), _CELL_WIDTH)
     return html.escape(flat, quote=False).replace("|", "\\|")

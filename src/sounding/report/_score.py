@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from sounding.report._terminal import STYLES
 from sounding.scoring import Kind, TrialScore
 from sounding.spec import Case, Scenario
 
@@ -19,7 +20,6 @@ STATUS_STYLE = {
     "unjudged": "yellow",
     "skipped": "dim",
 }
-VERDICT_STYLE = {"pass": "green", "fail": "red", "error": "magenta"}
 
 
 def score_document(case: Case, scenario: Scenario, result: TrialScore) -> dict[str, Any]:
@@ -50,6 +50,6 @@ def print_score(console: Console, case: Case, scenario: Scenario, result: TrialS
     shown = "—" if result.composite is None else f"{result.composite:.2f}"
     reason = f"  {escape(result.reason)}" if result.reason else ""
     console.print(
-        f"[{VERDICT_STYLE[result.verdict.value]}]{result.verdict.value.upper()}[/] "
+        f"[{STYLES[result.verdict.value]}]{result.verdict.value.upper()}[/] "
         f"composite {shown} (threshold {result.threshold:.2f}){reason}"
     )

@@ -51,12 +51,15 @@ def scenario_line(line: ScenarioSummary) -> Text:
     verdict = line.verdict.value
     body = f" {line.label}  {passes(line)}  {line.duration_ms / 1000:.2f}s"
     text = Text.assemble((f"{verdict.upper():<5}", STYLES[verdict]), body)
-    reason = line.first_failure.replace("\n", " ")
-    if len(reason) > _REASON_WIDTH:
-        reason = reason[: _REASON_WIDTH - 1] + "…"
+    reason = clipped(line.first_failure.replace("\n", " "), _REASON_WIDTH)
     if reason and verdict != "pass":
         text.append(f"  {reason}", style="dim")
     return text
+
+
+def clipped(text: str, width: int) -> str:
+    """`text`, cut to `width` characters ending in `…` when longer."""
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def passes(line: ScenarioSummary) -> str:

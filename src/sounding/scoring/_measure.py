@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from sounding.checks import CheckContext, CheckResult, Evidence, Judge
 from sounding.scoring._trial import Kind, Measured, TrialScore, TrialVerdict, score_trial
-from sounding.spec import Assertion, CheckSpec, Invariant, Scenario
+from sounding.spec import CheckSpec, Scenario
 
 
 def run_check(spec: CheckSpec, context: CheckContext) -> CheckResult:
@@ -29,17 +30,33 @@ def run_check(spec: CheckSpec, context: CheckContext) -> CheckResult:
     return result
 
 
-def _planned(scenario: Scenario) -> Iterator[tuple[str, Kind, CheckSpec, Invariant | None]]:
-    groups: list[tuple[Kind, list[Assertion]]] = [
+class _Planned(NamedTuple):
+    """A check as it stands in the case, before it runs."""
+
+    name: str
+    kind: Kind
+    spec: CheckSpec
+    weight: float = 1.0
+    gate: bool = False
+
+    def measured(self, result: CheckResult) -> Measured:
+        name, kind, spec, weight, gate = self
+        return Measured(
+            name=name, kind=kind, type=spec.type, result=result, weight=weight, gate=gate
+        )
+
+
+def _planned(scenario: Scenario) -> Iterator[_Planned]:
+    for invariant in scenario.invariants:
+        check, weight, gate = invariant.check, invariant.weight, invariant.gate
+        yield _Planned(invariant.name, Kind.INVARIANT, check, weight, gate)
+    for kind, assertions in (
         (Kind.EXPECT, scenario.expect),
         (Kind.FORBIDDEN, scenario.forbidden),
         (Kind.LEAD, scenario.leads),
-    ]
-    for invariant in scenario.invariants:
-        yield invariant.name, Kind.INVARIANT, invariant.check, invariant
-    for kind, assertions in groups:
+    ):
         for assertion in assertions:
-            yield assertion.name, kind, assertion.check, None
+            yield _Planned(assertion.name, kind, assertion.check)
 
 
 def measure_trial(
@@ -52,19 +69,30 @@ def measure_trial(
     """Score one trial of `scenario` from its evidence. An agent that exited with a status
     the scenario does not allow has failed, whatever its checks say."""
     plan = list(_planned(scenario))
-    cheap = [p for p in plan if not p[2].check_type.costly]
-    costly = [p for p in plan if p[2].check_type.costly]
-    measured = [_measure(p, evidence, scenario, suite_dir, judge) for p in cheap]
+    cheap = [p for p in plan if not p.spec.check_type.costly]
+    costly = [p for p in plan if p.spec.check_type.costly]
+
+    def measure(planned: _Planned) -> Measured:
+        context = CheckContext(
+            evidence=evidence,
+            name=planned.name,
+            timeout=scenario.check_timeout,
+            suite_dir=suite_dir,
+            judge=judge,
+        )
+        return planned.measured(run_check(planned.spec, context))
+
+    measured = [measure(p) for p in cheap]
     measured += _exit(scenario, evidence)
     threshold = scenario.scoring.pass_threshold
     for planned in costly:
         if _settled(measured, planned, threshold):
             skipped = CheckResult.skipped("a gate already failed: this verdict cannot change it")
-            measured.append(_as_measured(planned, skipped))
+            measured.append(planned.measured(skipped))
         else:
-            measured.append(_measure(planned, evidence, scenario, suite_dir, judge))
+            measured.append(measure(planned))
     if costly:  # back in the case's order
-        order = {name: i for i, (name, *_rest) in enumerate(plan)}
+        order = {p.name: i for i, p in enumerate(plan)}
         measured.sort(key=lambda m: order.get(m.name, len(order)))
     return score_trial(measured, threshold)
 
@@ -85,38 +113,7 @@ def _exit(scenario: Scenario, evidence: Evidence) -> list[Measured]:
     return [Measured(name=AGENT_EXIT, kind=Kind.EXPECT, type="agent_exit", result=failed)]
 
 
-def _settled(
-    measured: list[Measured],
-    planned: tuple[str, Kind, CheckSpec, Invariant | None],
-    threshold: float,
-) -> bool:
+def _settled(measured: list[Measured], planned: _Planned, threshold: float) -> bool:
     """True when the trial fails even if this costly check passed with a full score."""
-    best = _as_measured(planned, CheckResult.passed())
+    best = planned.measured(CheckResult.passed())
     return score_trial([*measured, best], threshold).verdict is TrialVerdict.FAIL
-
-
-def _measure(
-    planned: tuple[str, Kind, CheckSpec, Invariant | None],
-    evidence: Evidence,
-    scenario: Scenario,
-    suite_dir: Path | None,
-    judge: Judge | None,
-) -> Measured:
-    name, _kind, spec, _invariant = planned
-    context = CheckContext(
-        evidence=evidence,
-        name=name,
-        timeout=scenario.check_timeout,
-        suite_dir=suite_dir,
-        judge=judge,
-    )
-    return _as_measured(planned, run_check(spec, context))
-
-
-def _as_measured(
-    planned: tuple[str, Kind, CheckSpec, Invariant | None], result: CheckResult
-) -> Measured:
-    name, kind, spec, invariant = planned
-    weight = invariant.weight if invariant else 1.0
-    gate = invariant.gate if invariant else False
-    return Measured(name=name, kind=kind, type=spec.type, result=result, weight=weight, gate=gate)

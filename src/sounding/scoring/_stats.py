@@ -158,19 +158,13 @@ def summarize(values: Sequence[object]) -> Summary:
     """
     judged = [v for v in values if v is not None]
     kind, note = _kind(judged)
-    successes: int | None = None
-    estimate: float | None = None
-    if kind is Statistic.RATE:
-        successes = sum(1 for v in judged if v)
-        estimate = successes / len(judged)
-    elif kind is Statistic.MEDIAN:
-        estimate = float(statistics.median(judged))  # type: ignore[arg-type, type-var]
+    reduce = STATISTICS.get(kind)
     return Summary(
         statistic=kind,
         judged=len(judged),
         unjudged=len(values) - len(judged),
-        successes=successes,
-        estimate=estimate,
+        successes=sum(map(bool, judged)) if kind is Statistic.RATE else None,
+        estimate=float(reduce(judged)) if reduce else None,  # type: ignore[arg-type]
         note=note,
     )
 

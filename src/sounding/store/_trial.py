@@ -102,8 +102,7 @@ class Trial(BaseModel):
         if self.score is not None:
             values["composite"] = self.score.composite
             for m in self.score.checks:
-                judged = m.result.status in (Status.PASSED, Status.FAILED)
-                values[m.name] = m.result.status is Status.PASSED if judged else None
+                values[m.name] = m.result.status is Status.PASSED if m.result.judged else None
         values.update(self.metrics)
         return values
 
