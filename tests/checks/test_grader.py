@@ -11,6 +11,8 @@ import pytest
 from sounding.checks import CheckContext, CheckResult, Evidence, Status, registry
 from sounding.judge import Verdict, VerdictRequest
 from sounding.record import RunRecord, ToolCall
+from sounding.scoring import measure_trial
+from sounding.spec import load_case
 
 
 class FakeJudge:
@@ -90,14 +92,36 @@ def test_the_grader_sees_the_case_and_the_run(tmp_path: Path) -> None:
     assert result.reason.endswith(repr(expected))
 
 
-def test_the_runner_may_hand_the_case_its_expect_entries(tmp_path: Path) -> None:
+def test_the_grader_reads_the_cases_expect_entries(tmp_path: Path) -> None:
     suite = _suite(
         tmp_path,
         'def grade(t, case, run):\n    return {"pass": True, "why": repr(case["expect"])}\n',
     )
     expect = [{"tool_called": {"name": "refund"}}]
-    result = _check("quality.grade", suite, options={"case": {"expect": expect, "cell": "x"}})
+    result = _check("quality.grade", suite, expect=expect)
     assert result.reason.endswith(repr(expect))
+
+
+def test_a_scored_trial_hands_the_grader_its_scenarios_expect_entries(tmp_path: Path) -> None:
+    suite = _suite(
+        tmp_path,
+        'def grade(t, case, run):\n    return {"pass": True, "why": repr(case["expect"])}\n',
+    )
+    (tmp_path / "case.yaml").write_text(
+        "scenarios:\n"
+        "  - id: refund-once\n"
+        "    user: Refund order 7\n"
+        "    expect:\n"
+        "      - tool_called: {name: refund}\n"
+        "      - grader: {name: quality.grade}\n",
+        encoding="utf-8",
+    )
+    scenario = load_case(tmp_path / "case.yaml", suite_dir=suite).scenarios[0]
+    score = measure_trial(scenario, _evidence(), suite_dir=suite)
+    graded = next(c for c in score.checks if c.type == "grader")
+    expect = graded.result.reason.partition("): ")[2]
+    assert "'tool_called': {" in expect and "'name': 'refund'" in expect
+    assert "'grader': {" in expect
 
 
 @pytest.mark.parametrize(

@@ -126,7 +126,7 @@ class CheckContext:
     timeout: float = 30.0
     suite_dir: Path | None = None
     judge: Judge | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
+    expect: Sequence[Mapping[str, Any]] = ()  # the scenario's expect entries, for graders
 
 
 def cut(text: str, limit: int) -> str:

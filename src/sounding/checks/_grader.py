@@ -91,18 +91,11 @@ def _decided(params: GraderParams, answer: GraderAnswer) -> CheckResult:
 
 
 def grader_case(context: CheckContext) -> dict[str, Any]:
-    """The scenario as a grader sees it: `{"id", "user": [...], "expect": [...]}`.
-
-    Built from the evidence; the runner may give the case's own `expect` entries in
-    `context.options["case"]`.
-    """
+    """The scenario as a grader sees it: `{"id", "user": [...], "expect": [...]}`, each
+    expect entry as `{type: params}`."""
     evidence = context.evidence
     turns = list(evidence.record.user_turns) or [evidence.record.task or ""]
-    case: dict[str, Any] = {"id": evidence.scenario_id, "user": turns, "expect": []}
-    given = context.options.get("case")
-    if isinstance(given, dict):
-        case.update({k: v for k, v in given.items() if k in case})
-    return case
+    return {"id": evidence.scenario_id, "user": turns, "expect": list(context.expect)}
 
 
 def grader_run(evidence: Evidence) -> dict[str, Any]:

@@ -71,6 +71,7 @@ def measure_trial(
     plan = list(_planned(scenario))
     cheap = [p for p in plan if not p.spec.check_type.costly]
     costly = [p for p in plan if p.spec.check_type.costly]
+    expect = [{a.check.type: a.check.params.model_dump(mode="json")} for a in scenario.expect]
 
     def measure(planned: _Planned) -> Measured:
         context = CheckContext(
@@ -79,6 +80,7 @@ def measure_trial(
             timeout=scenario.check_timeout,
             suite_dir=suite_dir,
             judge=judge,
+            expect=expect,
         )
         return planned.measured(run_check(planned.spec, context))
 
