@@ -186,18 +186,19 @@ def _workspace_material(evidence: Evidence, path: str) -> str | CheckResult:
 
 
 def _folder(root: Path, folder: Path) -> str:
-    """Each file of the folder under its name, in order, until the cap is reached."""
+    """Each file of the folder under its name, in order, until the cap is reached: the
+    files past it are counted, never read."""
     blocks: list[str] = []
-    used, left_out = 0, 0
-    for path in _files_in(root, folder):
+    used = 0
+    files = _files_in(root, folder)
+    for number, path in enumerate(files):
         block = f"=== {path.relative_to(root).as_posix()} ===\n{_file_text(path)}\n"
         if used + len(block) > MAX_MATERIAL_CHARS:
-            left_out += 1
-            continue
+            left_out = len(files) - number
+            blocks.append(f"[{left_out} more file(s) not shown: over {MAX_MATERIAL_CHARS} chars]\n")
+            break
         blocks.append(block)
         used += len(block)
-    if left_out:
-        blocks.append(f"[{left_out} more file(s) not shown: over {MAX_MATERIAL_CHARS} chars]\n")
     return "".join(blocks)
 
 
