@@ -49,6 +49,18 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         return loads(handle.read())
 
 
+_JSON_KINDS = {type(None): "null", dict: "object", list: "array", str: "string", bool: "boolean"}
+
+
+def json_kind(value: Any, *, article: bool = False) -> str:
+    """What a decoded JSON value is, in JSON's words: `array`, or with `article` `an array`
+    (and `null`, which takes none)."""
+    kind = _JSON_KINDS.get(type(value), "number")
+    if not article or kind == "null":
+        return kind
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+
+
 def loads(text: str | bytes) -> Any:
     """`json.loads` for text an agent may have written: nesting too deep for the decoder
     or a number too long to convert is a `json.JSONDecodeError` like any other bad JSON."""

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from sounding._files import json_kind
 from sounding._process import Finished, run_bounded
 from sounding.checks._base import CheckContext, CheckResult, Params, Status
 from sounding.checks._command import ended, last_line, seconds, tail
@@ -154,7 +155,7 @@ def _parse(stdout: bytes) -> dict[str, Any] | str:
         shown = stdout.decode("utf-8").strip()[:80]
         return f"printed no JSON object on stdout ({exc.msg}): {shown!r}"
     if not isinstance(answer, dict):
-        return f"printed {_kind(answer)}, expected an object with 'passed'"
+        return f"printed {json_kind(answer, article=True)}, expected an object with 'passed'"
     problem = _problem(answer)
     return f"answered badly: {problem}" if problem else answer
 
@@ -166,14 +167,14 @@ def _problem(answer: dict[str, Any]) -> str | None:
     if "passed" not in answer:
         return '\'passed\' is missing; print {"passed": true} or {"passed": false}'
     if not isinstance(answer["passed"], bool):
-        return f"'passed' is {_kind(answer['passed'])}, expected true or false"
+        return f"'passed' is {json_kind(answer['passed'], article=True)}, expected true or false"
     score = answer.get("score")
     if score is not None and not _unit(score):
         return f"'score' is {json.dumps(score)}, expected a number from 0 to 1"
     if answer.get("reason") is not None and not isinstance(answer["reason"], str):
-        return f"'reason' is {_kind(answer['reason'])}, expected a string"
+        return f"'reason' is {json_kind(answer['reason'], article=True)}, expected a string"
     if answer.get("details") is not None and not isinstance(answer["details"], dict):
-        return f"'details' is {_kind(answer['details'])}, expected an object"
+        return f"'details' is {json_kind(answer['details'], article=True)}, expected an object"
     return None
 
 
@@ -181,13 +182,6 @@ def _unit(value: Any) -> bool:
     """A number from 0 to 1 (NaN and infinities are not)."""
     number = isinstance(value, int | float) and not isinstance(value, bool)
     return number and 0.0 <= value <= 1.0
-
-
-def _kind(value: Any) -> str:
-    """The JSON kind of a value, with its article: `a string`, `an array`, `null`."""
-    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
-    kinds = {**names, list: "an array", dict: "an object"}
-    return "null" if value is None else kinds.get(type(value), "an object")
 
 
 def _result(script: str, answer: dict[str, Any]) -> CheckResult:

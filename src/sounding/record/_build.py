@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sounding._files import loads
+from sounding._files import json_kind, loads
 from sounding.record._model import RunRecord, content_text
 
 
@@ -64,15 +64,8 @@ class Attach(Enum):
     ANSWERED = "answered"
 
 
-_JSON_KINDS = {type(None): "null", dict: "object", list: "array", str: "string", bool: "boolean"}
-
 CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 """Anthropic content blocks that are tool calls: the importer reads them, detection looks."""
-
-
-def json_kind(value: Any) -> str:
-    """What a decoded JSON value is, in JSON's words: object, array, string, null, ..."""
-    return _JSON_KINDS.get(type(value), "number")
 
 
 def closest(word: str, known: Sequence[str]) -> str:

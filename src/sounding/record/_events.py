@@ -11,7 +11,8 @@ import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from sounding.record._build import RecordError, closest, json_kind
+from sounding._files import json_kind
+from sounding.record._build import RecordError, closest
 
 
 class Check(NamedTuple):

@@ -13,8 +13,8 @@ from enum import IntEnum
 from functools import cached_property
 from typing import Any
 
-from sounding._files import loads
-from sounding.record._build import RecordError, closest, json_kind
+from sounding._files import json_kind, loads
+from sounding.record._build import RecordError, closest
 from sounding.record._model import RunRecord
 
 NOT_JSON: Any = object()

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from sounding._files import json_kind
 from sounding.record._build import (
     Attach,
     RecordBuilder,
     RecordError,
     check_content,
     closest,
-    json_kind,
 )
 from sounding.record._model import RunRecord, content_text
 

@@ -15,8 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from sounding._files import loads
-from sounding.record._build import json_kind
+from sounding._files import json_kind, loads
 from sounding.record._model import content_text
 
 EVENT_ROLES = {

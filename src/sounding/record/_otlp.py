@@ -13,8 +13,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from sounding._files import json_kind
 from sounding._words import counted
-from sounding.record._build import RecordError, json_kind
+from sounding.record._build import RecordError
 
 OPERATION = "gen_ai.operation.name"
 SHAPES = (

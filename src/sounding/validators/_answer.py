@@ -11,11 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sounding._files import loads
+from sounding._files import json_kind, loads
 
 ANSWER_KEYS = ("metrics", "reasons", "unjudged")
 _SHOWN = 80
-_KINDS = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array"}
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,7 @@ def read_answer(stdout: bytes, declared: Sequence[str]) -> Answer | str:
         shown = text.strip()[:_SHOWN]
         return f"printed no JSON object on stdout ({exc.msg}): {shown!r}"
     if not isinstance(value, dict):
-        return f"printed {_kind(value)}, expected an object with 'metrics'"
+        return f"printed {json_kind(value, article=True)}, expected an object with 'metrics'"
     return check_answer(value, declared)
 
 
@@ -72,13 +71,15 @@ def _shape(value: Mapping[str, Any]) -> str | None:
     if "metrics" not in value:
         return "answered without 'metrics': print {\"metrics\": {...}}"
     if not isinstance(value["metrics"], dict):
-        return f"answered 'metrics' as {_kind(value['metrics'])}, expected an object"
+        kind = json_kind(value["metrics"], article=True)
+        return f"answered 'metrics' as {kind}, expected an object"
     for key in ("reasons", "unjudged"):
         part = value.get(key)
         if part is None:
             continue
         if not isinstance(part, dict):
-            return f"answered '{key}' as {_kind(part)}, expected an object of strings"
+            kind = json_kind(part, article=True)
+            return f"answered '{key}' as {kind}, expected an object of strings"
         wrong = sorted(name for name, text in part.items() if not isinstance(text, str))
         if wrong:
             return f"answered '{key}' with a non-string for {_names(wrong, 'key')}"
@@ -88,8 +89,3 @@ def _shape(value: Mapping[str, Any]) -> str | None:
 def _names(names: Sequence[str], noun: str = "metric") -> str:
     quoted = ", ".join(f"'{name}'" for name in names)
     return f"{noun}{'s' if len(names) > 1 else ''} {quoted}"
-
-
-def _kind(value: Any) -> str:
-    """The JSON kind of a value, with its article: `a string`, `an array`, `null`."""
-    return "null" if value is None else _KINDS.get(type(value), "an object")
