@@ -64,9 +64,11 @@ def redact_json(text: str, secrets: Mapping[str, str]) -> str:
 
 
 def redact_bytes(data: bytes, secrets: Mapping[str, str]) -> bytes:
-    """`redact` for the bytes of a file, text or not."""
+    """`redact` for the bytes of a file, text or not; a value is also found as JSON writes
+    it inside a string."""
     for name, value in sorted(secrets.items(), key=lambda item: -len(item[1])):
-        data = data.replace(value.encode(), marker(name).encode())
+        for written in {value, json.dumps(value, ensure_ascii=False)[1:-1]}:
+            data = data.replace(written.encode(), marker(name).encode())
     return data
 
 

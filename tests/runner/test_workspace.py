@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 EDITING_AGENT = """
 import os, sys, pathlib
 sys.stdin.read()
@@ -214,6 +216,41 @@ def test_a_fifo_and_a_huge_sparse_file_in_the_workspace_never_stall_the_trial(
     diff = (suite.runs()[0] / "trials/default/odd/s#1/diff.patch").read_text()
     assert "pipe differ (not a regular file: not shown)" in diff
     assert "huge.bin differ (8589934592 bytes, over the 1024 KiB" in diff
+
+
+@pytest.mark.parametrize(
+    ("swap", "said"),
+    [
+        ("open(trace, 'wb').truncate(8 << 30)  # 8 GB, sparse", "over the 64 MiB"),
+        ("os.unlink(trace); os.symlink(secret, trace)", "not a regular file"),
+        ("os.unlink(trace); os.mkfifo(trace)", "not a regular file"),
+    ],
+    ids=["huge", "link", "fifo"],
+)
+def test_a_trace_the_agent_swaps_or_swells_is_an_error_read_within_a_bound(
+    suite: Any, tmp_path: Path, swap: str, said: str
+) -> None:
+    secret = tmp_path / "outside.jsonl"
+    secret.write_text('{"type": "final", "text": "outside the trial"}\n')
+    suite.agent(
+        f"""
+        import os, sys
+        sys.stdin.read()
+        trace, secret = os.environ["SOUNDING_TRACE"], {str(secret)!r}
+        open(trace, "w").close()
+        {swap}
+        print("done")
+        """
+    )
+    suite.write("cases/t.yaml", "scenarios:\n  - {id: s, user: go, timeout: 30}\n")
+    started = time.monotonic()
+    done = suite.run()
+    assert time.monotonic() - started < 20
+    assert done.returncode == 3, done.stdout + done.stderr  # an error, not a pass
+    (trial,) = suite.trials(suite.runs()[0])
+    assert trial["verdict"] == "error" and said in trial["reason"]
+    assert not list(suite.runs()[0].glob("trials/*/*/*/harness-error.txt"))  # not our fault
+    assert "outside the trial" not in json.dumps(trial)
 
 
 def test_a_given_file_is_never_written_through_a_link_of_the_fixture(

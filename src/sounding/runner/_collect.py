@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from sounding.record import RunRecord, load_record
+from sounding._files import read_regular
+from sounding.record import RecordError, RunRecord, parse_record
 from sounding.runner._agent import AgentRun
 
 _TAIL = 2000
+READ_LIMIT = 64 << 20  # bytes of a file the agent wrote (its trace) read, scanned and kept
 
 
 def build_record(turns: list[str], run: AgentRun, trace_path: Path) -> RunRecord:
@@ -40,9 +43,25 @@ def _given(run: AgentRun, trace_path: Path) -> RunRecord | None:
         return run.returned
     if isinstance(run.returned, dict) and "final_answer" in run.returned and len(run.returned) > 1:
         return RunRecord.model_validate(run.returned)
-    if trace_path.is_file() and trace_path.stat().st_size > 0:
-        return load_record(trace_path, format="jsonl")
-    return None
+    if not os.path.lexists(trace_path):
+        return None
+    found = read_regular(trace_path, READ_LIMIT)  # never through a link the agent put there
+    if found is None:
+        raise RecordError(
+            str(trace_path),
+            "the trace is not a regular file (a link, a FIFO): the agent replaced the file "
+            "sounding gave it",
+            "append the trace's lines to the file $SOUNDING_TRACE names",
+        )
+    data, size = found
+    if size > READ_LIMIT:
+        raise RecordError(
+            str(trace_path),
+            f"the trace holds {size} bytes, over the {READ_LIMIT >> 20} MiB sounding reads",
+            "write the events of the run, not their bulk (results as text, not files)",
+        )
+    text = data.decode("utf-8", errors="replace")
+    return parse_record(text, "jsonl", source=str(trace_path)) if text else None
 
 
 def _exit_error(run: AgentRun) -> str:

@@ -25,10 +25,10 @@ from sounding._secrets import (
     url_passwords,
 )
 from sounding.checks import Evidence, Judge
-from sounding.record import TRACE_ENV, RunRecord
+from sounding.record import TRACE_ENV, RecordError, RunRecord
 from sounding.runner._agent import RUNNING, AgentRun, TurnInput, run_callable, run_command
 from sounding.runner._cells import Cell
-from sounding.runner._collect import build_record
+from sounding.runner._collect import READ_LIMIT, build_record
 from sounding.runner._workspace import (
     Origin,
     changes,
@@ -134,6 +134,7 @@ def run_trial(plan: TrialPlan, settings: TrialSettings, watch: AgentWatch) -> Tr
         write_text(plan.folder / "harness-error.txt", redact(traceback.format_exc(), secrets))
         trial = failed_trial(plan, f"{type(exc).__name__}: {exc}", started)
     trial = trial.redacted(secrets)
+    _redact_files([plan.trace], secrets)  # once it is read, whatever became of the trial
     write_trial(plan.folder, trial)
     return trial
 
@@ -151,7 +152,10 @@ def _run(
         given_env = agent_env(settings, plan)
         secrets = _secrets(settings, plan.scenario, given_env)
         _store_agent_output(plan.folder, run, secrets)
-        record = build_record(plan.cell.turns(plan.scenario.user), run, plan.trace)
+        try:
+            record = build_record(plan.cell.turns(plan.scenario.user), run, plan.trace)
+        except RecordError as exc:  # the trace the agent wrote: its trial's error, not ours
+            return failed_trial(plan, str(exc), started, attempts), secrets
         error = _agent_error(run, settings.agent.kind) or _replaced(plan.workspace, made)
         if error:
             return failed_trial(plan, error, started, attempts, record), secrets
@@ -168,7 +172,8 @@ def _run(
             )
     # a validation context replays by hand on the whole workspace: with validators, it stays
     kept = None if plan.case.validators else keep_touched(plan.origin, plan.workspace, evidence)
-    _redact_touched(plan.workspace, evidence.touched or (), secrets)
+    if workspace_identity(plan.workspace) is not None:  # not swapped for a link
+        _redact_files((plan.workspace / name for name in evidence.touched or ()), secrets)
     trial = Trial(
         **plan.key.as_dict(),
         origin=kept,
@@ -395,41 +400,27 @@ def _evidence(
 
 
 def _store_agent_output(folder: Path, run: AgentRun, secrets: dict[str, str]) -> None:
-    """What the agent printed and wrote, with every secret value replaced by its marker."""
+    """What the agent printed, with every secret value replaced by its marker."""
     if run.stdout:
         write_text(folder / "stdout.txt", redact(run.stdout, secrets))
     if run.stderr:
         write_text(folder / "stderr.txt", redact(run.stderr, secrets))
-    _redact_files([folder / "trace.jsonl"], secrets)
 
 
 def _redact_files(paths: Iterable[Path], secrets: dict[str, str]) -> None:
-    """Rewrite files written by others (the agent, the services) without the secret values."""
+    """Files written by others (the agent, its services), as kept: without secret values.
+    One too large to scan is not kept: a note of its size stands in its place. A link or a
+    FIFO is never followed."""
     for path in paths if secrets else ():
-        if path.is_file() and not path.is_symlink():
-            text = path.read_text(encoding="utf-8", errors="replace")
-            if (clean := redact_json(redact(text, secrets), secrets)) != text:
-                write_text(path, clean)
-
-
-KEPT_LIMIT = 64 << 20  # bytes of a touched file kept in the results (scanned for secrets)
-
-
-def _redact_touched(workspace: Path, touched: Iterable[str], secrets: dict[str, str]) -> None:
-    """The files the agent wrote, as kept, without secret values. One too large to scan is
-    not kept: a note of its size stands in its place."""
-    if not secrets or workspace_identity(workspace) is None:
-        return
-    for name in touched:
-        found = read_regular(workspace / name, KEPT_LIMIT + 1)
+        found = read_regular(path, READ_LIMIT + 1)
         if found is None:
             continue  # deleted, a link, or not a regular file: nothing of it is kept as text
         data, size = found
-        if size > KEPT_LIMIT:
-            note = f"sounding did not keep this file: {size} bytes, over the {KEPT_LIMIT >> 20} MiB"
-            write_text(workspace / name, f"{note} it scans for secrets\n")
+        if size > READ_LIMIT:
+            note = f"sounding did not keep this file: {size} bytes, over the {READ_LIMIT >> 20} MiB"
+            write_text(path, f"{note} it scans for secrets\n")
         elif (clean := redact_bytes(data, secrets)) != data:
-            write_bytes(workspace / name, clean)
+            write_bytes(path, clean)
 
 
 def _declared(scenario: Scenario) -> list[str]:
