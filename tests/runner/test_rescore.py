@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 def _suite(root: Path, calls: Path) -> None:
     (root / "cases").mkdir(parents=True)
@@ -216,3 +218,41 @@ def test_scoring_a_trial_json_reads_what_its_services_recorded(suite: Any) -> No
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASS" in done.stdout and "ERROR" not in done.stdout and "UNJUDGED" not in done.stdout
+
+
+def drop_kept(server: str, stored: dict[str, Any]) -> None:
+    """The database `--keep` left, and its reader login, dropped once the test is done."""
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(server, poolclass=sqlalchemy.NullPool)
+    with engine.begin() as connection:
+        connection.exec_driver_sql(f"DROP DATABASE `{stored['details']['database']}`")
+        reader = sqlalchemy.engine.make_url(stored["url"]).username
+        connection.exec_driver_sql(f"DROP USER IF EXISTS '{reader}'")
+    engine.dispose()
+
+
+@pytest.mark.mariadb
+def test_a_kept_server_database_is_rescored_through_its_reader_login(
+    tmp_path: Path, sounding: Any, mariadb_url: str
+) -> None:
+    root = tmp_path / "suite"
+    (root / "cases").mkdir(parents=True)
+    (root / "sounding.toml").write_text(
+        f'[agent]\ncommand = ["{sys.executable}", "-c", "print(42)"]\n'
+        f'[services.db]\nserver = "{mariadb_url}"\n'
+    )
+    (root / "cases/q.yaml").write_text(
+        "services: [{name: db, type: sql, engine: mysql}]\n"
+        "scenarios:\n  - id: s\n    user: hi\n"
+        "    expect: [{sql: {service: db, query: 'SELECT 1', equals: 1}}]\n"
+    )
+    assert "PASS " in sounding("run", str(root), "--keep").stdout
+    (run,) = (root / "results").iterdir()
+    again = sounding("score", str(run))
+    assert "re-scored 1 trial: 0 verdicts changed" in again.stdout, again.stdout
+    trial = next(run.glob("trials/*/*/*/trial.json"))
+    one = sounding("score", str(root / "cases/q.yaml"), "--record", str(trial))
+    assert "PASSED   expect[0] sql" in one.stdout, one.stdout
+    stored = json.loads((trial.parent / "services/services.json").read_text())
+    drop_kept(mariadb_url, stored["services"]["db"])

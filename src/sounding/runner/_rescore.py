@@ -13,6 +13,7 @@ from sounding.runner._config import Suite, load_suite
 from sounding.runner._setup import make_judge
 from sounding.runner._workspace import checks_read_workspace
 from sounding.scoring import TrialScore, TrialVerdict, measure_trial
+from sounding.services import ServiceSettings
 from sounding.spec import Scenario, case_files, load_cases
 from sounding.store import finished_trials, read_plan, read_trial, stored_evidence, stored_workspace
 from sounding.validators import Validation
@@ -72,7 +73,7 @@ def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
         for case in load_cases(case_files(suite / "cases"), suite_dir=suite)
         for scenario in case.scenarios
     }
-    configured = _configured_env(suite)
+    configured, services = _today(suite)
     found = Rescored()
     for folder, trial in finished_trials(run_dir, plan):
         scenario = scenarios.get((trial.case, trial.scenario))
@@ -81,7 +82,9 @@ def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
         env = {**configured, **scenario.env, **plan.cell_env(trial.cell)}
         extra = {"agent_env": env, **Validation.from_trial(trial).extra()}
         with stored_workspace(run_dir, folder, trial, checks_read_workspace(scenario)) as kept:
-            evidence = stored_evidence(folder, trial, workspace=kept, extra=extra)
+            evidence = stored_evidence(
+                folder, trial, workspace=kept, settings=services, extra=extra
+            )
             now = measure_trial(scenario, evidence, suite_dir=suite, judge=judge)
         found.verdicts[now.verdict] += 1
         if now.verdict is not trial.verdict:
@@ -128,7 +131,10 @@ def score_record(
     trial = read_trial(folder)
     with stored_workspace(_run_of(folder), folder, trial) as kept:
         extra = Validation.from_trial(trial).extra()
-        evidence = stored_evidence(folder, trial, workspace=workspace or kept, extra=extra)
+        settings = _today(suite_dir)[1]
+        evidence = stored_evidence(
+            folder, trial, workspace=workspace or kept, settings=settings, extra=extra
+        )
         return measure_trial(scenario, evidence, suite_dir=suite_dir, judge=judge)
 
 
@@ -143,9 +149,13 @@ def suite_of(case_file: Path) -> Path:
     return parent.parent if parent.name == "cases" else parent
 
 
-def _configured_env(suite: Path) -> dict[str, str]:
-    """`[agent] env` as the suite declares it today (secrets are never stored with a run)."""
-    return load_suite(suite).agent_env if Suite.exists(suite) else {}
+def _today(suite: Path) -> tuple[dict[str, str], ServiceSettings]:
+    """`[agent] env` and the sql servers as the suite declares them today: neither secrets
+    nor the servers' passwords (which the checks' reader login is made from) are stored."""
+    if not Suite.exists(suite):
+        return {}, ServiceSettings()
+    loaded = load_suite(suite)
+    return loaded.agent_env, ServiceSettings(servers=loaded.sql_servers())
 
 
 def _judge(suite: Path, rejudge: bool) -> Judge | None:
