@@ -41,7 +41,6 @@ from sounding.services._sql_server import (
     database_message,
     driver_url,
     drop_database,
-    drop_reader,
     engine_kind,
     fingerprint,
     grant_reading,
@@ -289,7 +288,6 @@ def _drop(server: URL, database: str, name: str) -> None:
 
     try:
         drop_database(server, database)
-        drop_reader(server, database)
     except SQLAlchemyError as exc:
         raise ServiceError(
             f"sql service '{name}': could not drop database {database} on {where(server)}: "

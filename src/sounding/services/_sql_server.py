@@ -9,8 +9,10 @@ it, never at module level: `import sounding` must not pay for it when no databas
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -183,28 +185,24 @@ def quote(connection: Connection, name: str) -> str:
 
 def create_database(server: URL, name: str) -> None:
     """Create database `name` on `server`; the admin connection is closed after."""
-    kind = engine_kind(server)
-    admin = open_engine(_admin(server), isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as connection:
-            suffix = " CHARACTER SET utf8mb4" if kind == "mysql" else ""
-            connection.exec_driver_sql(f"CREATE DATABASE {quote(connection, name)}{suffix}")
-    finally:
-        admin.dispose()
+    suffix = " CHARACTER SET utf8mb4" if engine_kind(server) == "mysql" else ""
+    with _admin(server) as connection:
+        connection.exec_driver_sql(f"CREATE DATABASE {quote(connection, name)}{suffix}")
 
 
 def drop_database(server: URL, name: str) -> None:
-    """Drop database `name`; on PostgreSQL 13+ connections left by the agent are ended."""
+    """Drop database `name`, then its reader (its grants went with the database); on
+    PostgreSQL 13+ connections left by the agent are ended."""
     kind = engine_kind(server)
-    admin = open_engine(_admin(server), isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as connection:
-            version = connection.dialect.server_version_info or (0,)
-            force = " WITH (FORCE)" if kind == "postgresql" and version >= (13,) else ""
-            statement = f"DROP DATABASE IF EXISTS {quote(connection, name)}{force}"
-            connection.exec_driver_sql(statement)
-    finally:
-        admin.dispose()
+    reader_name = reader(server, name).username or ""
+    with _admin(server) as connection:
+        version = connection.dialect.server_version_info or (0,)
+        force = " WITH (FORCE)" if kind == "postgresql" and version >= (13,) else ""
+        connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {quote(connection, name)}{force}")
+        if kind == "postgresql":
+            connection.exec_driver_sql(f"DROP ROLE IF EXISTS {quote(connection, reader_name)}")
+        else:
+            connection.exec_driver_sql(f"DROP USER IF EXISTS '{reader_name}'@'%'")
 
 
 READER_PREFIX = "sounding_ro_"
@@ -226,14 +224,9 @@ def create_reader(server: URL, database: str) -> None:
     role whose transactions are read-only; MariaDB/MySQL: a user granted SELECT alone)."""
     login = reader(server, database)
     name, password = login.username or "", login.password or ""
-    admin = open_engine(_admin(server), isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as connection:
-            run = connection.execution_options(**_NO_PARAMETERS).exec_driver_sql
-            for statement in _reader_statements(engine_kind(server), connection, name, password):
-                run(statement)
-    finally:
-        admin.dispose()
+    with _admin(server) as connection:
+        for statement in _reader_statements(engine_kind(server), connection, name, password):
+            connection.exec_driver_sql(statement)
 
 
 def _reader_statements(kind: str, connection: Connection, name: str, password: str) -> list[str]:
@@ -277,26 +270,18 @@ def _schemas(connection: Connection) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
-def drop_reader(server: URL, database: str) -> None:
-    """Drop the reader of a database that is gone (its grants went with the database)."""
-    name = reader(server, database).username or ""
-    admin = open_engine(_admin(server), isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as connection:
-            run = connection.execution_options(**_NO_PARAMETERS).exec_driver_sql
-            if engine_kind(server) == "postgresql":
-                run(f"DROP ROLE IF EXISTS {quote(connection, name)}")
-            else:
-                run(f"DROP USER IF EXISTS '{name}'@'%'")
-    finally:
-        admin.dispose()
-
-
-def _admin(server: URL) -> URL:
+@contextlib.contextmanager
+def _admin(server: URL) -> Iterator[Connection]:
+    """An autocommit connection to the server's own database; its engine is disposed after."""
     url = driver_url(server)
-    if url.database:
-        return url
-    return url.set(database=_ADMIN_DATABASE[engine_kind(url)])
+    if not url.database:
+        url = url.set(database=_ADMIN_DATABASE[engine_kind(url)])
+    engine = open_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as connection:
+            yield connection.execution_options(**_NO_PARAMETERS)
+    finally:
+        engine.dispose()
 
 
 def run_script(connection: Connection, statements: list[Statement]) -> None:
