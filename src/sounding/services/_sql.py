@@ -255,14 +255,13 @@ class SqlService(RunningService):
         """What the checks were given (the last measure), made to outlive the trial."""
         if not self._measured:
             self._measure_changes()
-        details = self._details()
+        details, url = self._details(), None
         if self.server is None:
             details["file"] = _keep_file(Path(self.database), trial_dir, self.name)
-            return {"type": "sql", "url": None, "details": details}
-        if not self.keep:
+        elif not self.keep:
             details.setdefault("gone", _DROPPED)
-            return {"type": "sql", "url": None, "details": details}
-        url = render(self.reader_url, password=False)
+        else:
+            url = render(self.reader_url, password=False)
         return {"type": "sql", "url": url, "details": details}
 
     def stop(self) -> None:

@@ -130,6 +130,9 @@ def where(url: URL) -> str:
 
 def open_engine(url: URL, **options: Any) -> Engine:
     """An engine that holds no connection between uses and gives up on a silent server."""
+    import sqlalchemy as sa
+    from sqlalchemy.pool import NullPool
+
     kind = engine_kind(url)
     connect_args: dict[str, Any] = {}
     if kind == "postgresql":
@@ -141,17 +144,10 @@ def open_engine(url: URL, **options: Any) -> Engine:
             # PyMySQL builds a TLS context for every connection unless told not to: 30 ms
             # of loading CA files, for a server on this machine that offers no TLS anyway.
             connect_args["ssl_disabled"] = True
-    engine = _create_engine(url, connect_args, options)
+    engine = sa.create_engine(url, poolclass=NullPool, connect_args=connect_args, **options)
     if kind == "sqlite":
         _whole_transactions(engine)
     return engine
-
-
-def _create_engine(url: URL, connect_args: dict[str, Any], options: dict[str, Any]) -> Engine:
-    import sqlalchemy as sa
-    from sqlalchemy.pool import NullPool
-
-    return sa.create_engine(url, poolclass=NullPool, connect_args=connect_args, **options)
 
 
 def _loopback(url: URL) -> bool:
