@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from sounding._files import given_through_link, link_on_path, read_regular
+from sounding._files import given_through_link, link_on_path, open_regular, read_regular
 from sounding.checks import Evidence, Reads
 from sounding.spec import Scenario, Workspace
 
@@ -95,19 +95,13 @@ def _state(path: Path) -> FileState:
 
 def _digest(path: Path) -> str | None:
     """The SHA-256 of a regular file, read in chunks; None for anything else."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+    with open_regular(path) as found:
+        if found is None:
             return None
         digest = hashlib.sha256()  # not file_digest: its 256 KiB buffer outweighs a small file
-        while chunk := os.read(fd, 1 << 20):
+        while chunk := found[0].read(1 << 20):
             digest.update(chunk)
         return digest.hexdigest()
-    finally:
-        os.close(fd)
 
 
 def _inside(root: Path, relative: str, key: str) -> Path:
