@@ -37,10 +37,7 @@ class ServiceError(Exception):
     problem found when several were (a spec with three mistakes reports all three).
     """
 
-    def __init__(
-        self, message: str, *, service: str | None = None, problems: list[str] | None = None
-    ):
-        self.service = service
+    def __init__(self, message: str, *, problems: list[str] | None = None):
         self.problems = problems or [message]
         super().__init__(message)
 

@@ -129,7 +129,6 @@ class ProcessService(RunningService):
                     f"process service '{self.name}': cannot start {self.command[0]!r}: "
                     f"{exc.strerror or exc}; check the command (it runs from {self._cwd}, "
                     "no shell)",
-                    service=self.name,
                 ) from None
 
     def wait_ready(self) -> None:
@@ -166,7 +165,6 @@ class ProcessService(RunningService):
         raise ServiceError(
             f"process service '{self.name}' ({shlex.join(self.command)}) {what}; "
             f"fix the command or raise deadline:{shown}",
-            service=self.name,
         )
 
     def _stderr_tail(self) -> str:

@@ -119,23 +119,19 @@ def resolve_server(spec: SqlSpec, settings: ServiceSettings) -> URL | None:
             raise ServiceError(
                 f"sql service '{spec.name}' declares engine: {spec.engine} but no server is "
                 f"set; {hint}",
-                service=spec.name,
             )
         return None
     try:
         kind = engine_kind(server)
     except ValueError as exc:
-        raise ServiceError(
-            f"sql service '{spec.name}': {source}: {exc}", service=spec.name
-        ) from None
+        raise ServiceError(f"sql service '{spec.name}': {source}: {exc}") from None
     if problem := missing_driver(server):
-        raise ServiceError(f"sql service '{spec.name}': {source} is {problem}", service=spec.name)
+        raise ServiceError(f"sql service '{spec.name}': {source} is {problem}")
     if kind == "sqlite" or spec.dialect not in ("sqlite", kind):
         raise ServiceError(
             f"sql service '{spec.name}' declares engine: {spec.engine} but {source} is a {kind} "
             f"server; point it at a {spec.dialect} server, or write the case for engine: sqlite "
             "with portable SQL",
-            service=spec.name,
         )
     return driver_url(server)
 
@@ -188,7 +184,6 @@ class SqlService(RunningService):
             raise ServiceError(
                 f"sql service '{self.name}': cannot prepare {self.database} on {self.kind}: "
                 f"{database_message(exc)}; check that the server accepts the URL's user",
-                service=self.name,
             ) from None
 
     def _seed(self, connection: Connection, path: str, statements: list[Statement]) -> None:
@@ -199,7 +194,6 @@ class SqlService(RunningService):
                 f"sql service '{self.name}': seed '{path}' line {exc.statement.line} was "
                 f"refused by {self.kind}: {exc.message}; fix the statement (seed SQL must "
                 "suit every engine the case may run on)",
-                service=self.name,
             ) from None
 
     def env(self) -> dict[str, str]:
@@ -291,7 +285,6 @@ def _drop(server: URL, database: str, name: str) -> None:
         raise ServiceError(
             f"sql service '{name}': could not drop database {database} on {where(server)}: "
             f"{database_message(exc)}; drop it by hand",
-            service=name,
         ) from None
 
 
@@ -341,7 +334,6 @@ def _create(server: URL, name: str) -> str:
             f"sql service '{name}': cannot create a database on {where(server)}: "
             f"{database_message(exc)}; check that the server runs and the URL's user may "
             "CREATE DATABASE",
-            service=name,
         ) from None
     try:
         create_reader(server, database)
@@ -352,7 +344,6 @@ def _create(server: URL, name: str) -> str:
             f"sql service '{name}': cannot make the read-only login sql checks use on "
             f"{where(server)}: {database_message(exc)}; the URL's user must be allowed to "
             "create roles (PostgreSQL: CREATEROLE) or users (MariaDB/MySQL: CREATE USER)",
-            service=name,
         ) from None
     return database
 
@@ -365,14 +356,13 @@ def _read_seeds(
     for path in spec.seed:
         problem = _seed_problem(path, suite_dir)
         if problem:
-            raise ServiceError(f"sql service '{spec.name}': {problem}", service=spec.name)
+            raise ServiceError(f"sql service '{spec.name}': {problem}")
         try:
             text = (suite_dir / path).read_text(encoding="utf-8")
             scripts.append((path, split_statements(text, dialect=dialect)))
         except (SqlTextError, UnicodeDecodeError) as exc:
             raise ServiceError(
                 f"sql service '{spec.name}': seed '{path}': {exc}; fix the file",
-                service=spec.name,
             ) from None
     return scripts
 
