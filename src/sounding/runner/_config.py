@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import shlex
 import tomllib
 from dataclasses import dataclass
 from functools import cached_property
@@ -14,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from sounding._files import unreadable
+from sounding._process import split_command
 from sounding.runner._cells import Cell, CellError, CellsConfig, build_cells
 from sounding.spec import case_files
 
@@ -54,9 +54,7 @@ class AgentConfig(_Strict):
 
     @property
     def argv(self) -> list[str]:
-        if isinstance(self.command, list):
-            return list(self.command)
-        return shlex.split(self.command or "")
+        return split_command(self.command or "")
 
 
 class DefaultsConfig(_Strict):

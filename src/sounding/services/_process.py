@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from sounding._process import poll, run_bounded, start, stop
+from sounding._process import poll, run_bounded, split_command, start, stop
 from sounding.services._base import (
     RunningService,
     ServiceError,
@@ -70,18 +70,13 @@ class ProcessSpec(SpecModel):
         return any("{port}" in text for text in [*texts, *self.env.values()])
 
 
-def argv(command: list[str] | str) -> list[str]:
-    """A command as arguments: a list as given, a string split like a shell would (no shell)."""
-    return list(command) if isinstance(command, list) else shlex.split(command)
-
-
 def process_problems(spec: ProcessSpec) -> list[str]:
     found: list[str] = []
     probe = spec.wait_for
     probe_command = probe.command if probe is not None else None
     for where, command in (("command", spec.command), ("wait_for.command", probe_command)):
         try:
-            if command is not None and not argv(command):
+            if command is not None and not split_command(command):
                 found.append(f"{where} is empty; give the program to run")
         except ValueError as exc:
             found.append(f"{where} cannot be split ({exc}); give it as a list")
@@ -105,7 +100,7 @@ class ProcessService(RunningService):
         self._cwd = context.suite_dir
         own = {key: self._fill(value) for key, value in spec.env.items()}
         self._env = {**os.environ, **context.env, **own}
-        self.command = [self._fill(part) for part in argv(spec.command)]
+        self.command = [self._fill(part) for part in split_command(spec.command)]
         self._stopped = False
         self._process = self._launch()
 
@@ -154,7 +149,7 @@ class ProcessService(RunningService):
             path = self._fill(probe.http)
             return lambda _deadline: _http_probe(self.port, path)
         if probe.command is not None:
-            command = [self._fill(part) for part in argv(probe.command)]
+            command = [self._fill(part) for part in split_command(probe.command)]
             return lambda deadline: _command_probe(command, self._env, self._cwd, deadline)
         return lambda _deadline: _tcp_probe(self.port)
 
