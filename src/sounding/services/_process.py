@@ -27,8 +27,6 @@ from sounding.services._base import (
     SpecModel,
     StartContext,
     env_prefix,
-    free_port,
-    tail,
 )
 
 STOP_GRACE = 3.0
@@ -186,6 +184,18 @@ class ProcessService(RunningService):
             return
         self._stopped = True
         stop(self._process, STOP_GRACE)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def tail(text: str, lines: int = 15) -> str:
+    """The last lines of a program's output, for an error message."""
+    return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
 def _tcp_probe(port: int) -> str | None:
