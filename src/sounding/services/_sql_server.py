@@ -217,24 +217,17 @@ def reader(server: URL, database: str) -> URL:
 
 def create_reader(server: URL, database: str) -> None:
     """Make the reader of `database`: a login with no right but to read it (PostgreSQL: a
-    role whose transactions are read-only; MariaDB/MySQL: a user granted SELECT alone)."""
+    role whose transactions are read-only; MariaDB/MySQL: a user granted SELECT alone).
+    Names and passwords here are made by `reader`: letters, digits and `_` only."""
     login = reader(server, database)
     name, password = login.username or "", login.password or ""
     with _admin(server) as connection:
-        for statement in _reader_statements(engine_kind(server), connection, name, password):
-            connection.exec_driver_sql(statement)
-
-
-def _reader_statements(kind: str, connection: Connection, name: str, password: str) -> list[str]:
-    """Names and passwords here are made by `reader`: letters, digits and `_` only."""
-    if kind == "postgresql":
-        role = quote(connection, name)
-        return [
-            f"CREATE ROLE {role} LOGIN PASSWORD '{password}'",
-            f"ALTER ROLE {role} SET default_transaction_read_only = on",
-        ]
-    user = f"'{name}'@'%'"
-    return [f"CREATE USER {user} IDENTIFIED BY '{password}'"]
+        if engine_kind(server) == "postgresql":
+            role = quote(connection, name)
+            connection.exec_driver_sql(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+            connection.exec_driver_sql(f"ALTER ROLE {role} SET default_transaction_read_only = on")
+        else:
+            connection.exec_driver_sql(f"CREATE USER '{name}'@'%' IDENTIFIED BY '{password}'")
 
 
 def grant_reading(connection: Connection, server: URL, database: str) -> None:
@@ -242,19 +235,15 @@ def grant_reading(connection: Connection, server: URL, database: str) -> None:
     PostgreSQL a grant covers the tables that exist, so it is given after the agent ran;
     MariaDB/MySQL grant the database whole."""
     name = reader(server, database).username or ""
+    run = connection.execution_options(**_NO_PARAMETERS).exec_driver_sql
     if engine_kind(server) == "mysql":
-        statements = [f"GRANT SELECT ON {quote(connection, database)}.* TO '{name}'@'%'"]
+        run(f"GRANT SELECT ON {quote(connection, database)}.* TO '{name}'@'%'")
     else:
         name = quote(connection, name)
-        statements = [f"GRANT CONNECT ON DATABASE {quote(connection, database)} TO {name}"]
+        run(f"GRANT CONNECT ON DATABASE {quote(connection, database)} TO {name}")
         for schema in _schemas(connection):
-            statements += [
-                f"GRANT USAGE ON SCHEMA {quote(connection, schema)} TO {name}",
-                f"GRANT SELECT ON ALL TABLES IN SCHEMA {quote(connection, schema)} TO {name}",
-            ]
-    run = connection.execution_options(**_NO_PARAMETERS).exec_driver_sql
-    for statement in statements:
-        run(statement)
+            run(f"GRANT USAGE ON SCHEMA {quote(connection, schema)} TO {name}")
+            run(f"GRANT SELECT ON ALL TABLES IN SCHEMA {quote(connection, schema)} TO {name}")
     connection.commit()
 
 
