@@ -191,21 +191,15 @@ def prepare(origin: Origin, dest: Path) -> None:
     else:
         shutil.copytree(origin.tree, dest, symlinks=True, copy_function=shutil.copyfile)
     for relative, source in origin.given.items():
-        target = _given_target(dest, relative)
+        # refused when a link of the fixture stands on its way: it would land where that leads
+        if (link := link_on_path(dest, relative)) is not None:
+            raise WorkspaceError(given_through_link(relative, link))
+        target = dest / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
     if origin.is_git and origin.given:
         _git(["add", "--", *origin.given], dest, "workspace")
         _git([*_AS_SOUNDING, "commit", "--quiet", "-m", "given files"], dest, "workspace")
-
-
-def _given_target(dest: Path, relative: str) -> Path:
-    """Where a given file goes in a new workspace; refused when a link of the fixture stands
-    on its way (the file would be written wherever the link leads)."""
-    link = link_on_path(dest, relative)
-    if link is not None:
-        raise WorkspaceError(given_through_link(relative, link))
-    return dest / relative
 
 
 def workspace_identity(workspace: Path) -> tuple[int, int] | None:

@@ -259,33 +259,30 @@ class SqlService(RunningService):
         return {"type": "sql", "url": url, "details": details}
 
     def stop(self) -> None:
+        from sqlalchemy.exc import SQLAlchemyError
+
         if self._stopped:
             return
         self._stopped = True
         if not self._measured:
             self._measure_changes()
         self._engine.dispose()
-        if self.server is not None and not self.keep:
-            self._gone = _DROPPED
-            _drop(self.server, self.database, self.name)
+        if self.server is None or self.keep:
+            return
+        self._gone = _DROPPED
+        try:
+            drop_database(self.server, self.database)
+        except SQLAlchemyError as exc:
+            raise ServiceError(
+                f"sql service '{self.name}': could not drop database {self.database} on "
+                f"{where(self.server)}: {database_message(exc)}; drop it by hand",
+            ) from None
 
 
 _DROPPED = (
     "the trial's database was dropped after the run; set keep (sounding run --keep) to "
     "check it again later"
 )
-
-
-def _drop(server: URL, database: str, name: str) -> None:
-    from sqlalchemy.exc import SQLAlchemyError
-
-    try:
-        drop_database(server, database)
-    except SQLAlchemyError as exc:
-        raise ServiceError(
-            f"sql service '{name}': could not drop database {database} on {where(server)}: "
-            f"{database_message(exc)}; drop it by hand",
-        ) from None
 
 
 def _keep_file(path: Path, trial_dir: Path, name: str) -> str:
@@ -303,7 +300,9 @@ def start_sql(spec: SqlSpec, context: StartContext) -> SqlService:
     server = resolve_server(spec, context.settings)
     scripts = _read_seeds(spec, context.suite_dir, server)
     if server is None:
-        url = _fresh_sqlite(context, spec.name)
+        path = context.services_dir / f"{spec.name}.sqlite"
+        path.unlink(missing_ok=True)
+        url = sqlite_url(path)
     else:
         url = driver_url(server, _create(server, spec.name))
     service = SqlService(spec, url, server, context.settings.keep)
@@ -315,12 +314,6 @@ def start_sql(spec: SqlSpec, context: StartContext) -> SqlService:
             service.stop()
         raise
     return service
-
-
-def _fresh_sqlite(context: StartContext, name: str) -> URL:
-    path = context.services_dir / f"{name}.sqlite"
-    path.unlink(missing_ok=True)
-    return sqlite_url(path)
 
 
 def _create(server: URL, name: str) -> str:
