@@ -181,10 +181,9 @@ def _describe(path: Path, exc: ValidationError) -> str:
 
 def _unknown_key(loc: tuple[int | str, ...]) -> str:
     """'unknown key', with the keys its table allows and the closest of them."""
-    model: Any = SuiteFile
+    model: type[BaseModel] = SuiteFile
     for part in loc[:-1]:
-        field = model.model_fields.get(str(part)) if hasattr(model, "model_fields") else None
-        annotation = getattr(field, "annotation", None)
+        annotation = getattr(model.model_fields.get(str(part)), "annotation", None)
         if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
             return "unknown key"
         model = annotation
