@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 TMP_PREFIX = ".tmp-"
-_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
 
 def write_text(path: Path, text: str) -> None:
