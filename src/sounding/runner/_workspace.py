@@ -37,9 +37,8 @@ class FileState:
 
     source: Path
     size: int
-    digest: str | None  # of a regular file's content
+    digest: str | None  # of a regular file's content; None for a link, FIFO, socket, device
     link: str | None
-    special: bool = False  # a FIFO, a socket or a device: never read
 
 
 @dataclass(frozen=True)
@@ -89,8 +88,7 @@ def start_state(tree: Path | None, given: Mapping[str, Path]) -> dict[str, FileS
 def _state(path: Path) -> FileState:
     if path.is_symlink():
         return FileState(path, 0, None, str(path.readlink()))
-    digest = _digest(path)
-    return FileState(path, path.lstat().st_size, digest, None, special=digest is None)
+    return FileState(path, path.lstat().st_size, _digest(path), None)
 
 
 def _digest(path: Path) -> str | None:
@@ -260,7 +258,7 @@ def _changed(state: FileState | None, path: Path) -> bool:
     info = path.lstat()
     if stat.S_ISLNK(info.st_mode):
         return state is None or str(path.readlink()) != state.link
-    if state is None or state.link is not None or state.special:
+    if state is None or state.digest is None:  # it was a link or was never read: changed
         return True
     if not stat.S_ISREG(info.st_mode) or info.st_size != state.size:
         return True
