@@ -47,8 +47,7 @@ def write_json(path: Path, value: Any) -> None:
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    with open(path, "rb") as handle:
-        return loads(handle.read())
+    return loads(Path(path).read_bytes())
 
 
 def loads(text: str | bytes) -> Any:
