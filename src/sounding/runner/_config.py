@@ -122,7 +122,6 @@ class Suite:
         if not names:
             return found
         by_name = {p.stem: p for p in found}
-        chosen = []
         for name in names:
             if name not in by_name:
                 close = difflib.get_close_matches(name, list(by_name), n=1)
@@ -130,8 +129,7 @@ class Suite:
                 raise SuiteConfigError(
                     f"{self.cases_dir}: no case '{name}'{hint} (cases: {', '.join(by_name)})"
                 )
-            chosen.append(by_name[name])
-        return chosen
+        return [by_name[name] for name in names]
 
     def sql_servers(self) -> dict[str, str]:
         """Server URLs for `sql` services: `[services.<name>] server`, or SOUNDING_SQL_SERVER."""
