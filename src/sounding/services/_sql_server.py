@@ -39,7 +39,6 @@ _CLIENTS = {  # kind: what the engine is called, its driver's module and name, i
     "postgresql": ("PostgreSQL", "psycopg", "psycopg", "postgres"),
     "mysql": ("MariaDB/MySQL", "pymysql", "PyMySQL", "mysql"),
 }
-_ADMIN_DATABASE = {"postgresql": "postgres", "mysql": None}
 _NO_PARAMETERS = {"no_parameters": True}  # `%` and `:x` in user SQL are text, not placeholders
 
 
@@ -257,10 +256,10 @@ def _schemas(connection: Connection) -> list[str]:
 
 @contextlib.contextmanager
 def _admin(server: URL) -> Iterator[Connection]:
-    """An autocommit connection to the server's own database; its engine is disposed after."""
+    """An autocommit connection to the server; its engine is disposed after."""
     url = driver_url(server)
-    if not url.database:
-        url = url.set(database=_ADMIN_DATABASE[engine_kind(url)])
+    if not url.database and engine_kind(url) == "postgresql":
+        url = url.set(database="postgres")
     engine = open_engine(url, isolation_level="AUTOCOMMIT")
     try:
         with engine.connect() as connection:
