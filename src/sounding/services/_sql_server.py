@@ -86,11 +86,8 @@ def driver_url(url: str | URL, database: str | None = None) -> URL:
     from sqlalchemy.engine import make_url
 
     parsed = make_url(url)
-    kind = engine_kind(parsed)
-    parsed = parsed.set(drivername=_DRIVERS[kind])
-    if database is not None:
-        parsed = parsed.set(database=database)
-    return parsed
+    parsed = parsed.set(drivername=_DRIVERS[engine_kind(parsed)])
+    return parsed if database is None else parsed.set(database=database)
 
 
 def sqlite_url(path: Path) -> URL:
