@@ -384,10 +384,8 @@ def _with_password(url: str, name: str, settings: ServiceSettings | None) -> str
     from sqlalchemy.engine import make_url
 
     stored = make_url(url)
-    candidates = (
-        [] if settings is None else [settings.servers.get(name), settings.servers.get("sql")]
-    )
-    for candidate in filter(None, candidates):
+    servers = {} if settings is None else settings.servers
+    for candidate in filter(None, (servers.get(name), servers.get("sql"))):
         known = make_url(candidate)
         if (known.host, known.port) != (stored.host, stored.port):
             continue
