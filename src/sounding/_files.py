@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 TMP_PREFIX = ".tmp-"
-_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
 
 def write_text(path: Path, text: str) -> None:
@@ -45,8 +47,7 @@ def write_json(path: Path, value: Any) -> None:
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    with open(path, "rb") as handle:
-        return loads(handle.read())
+    return loads(Path(path).read_bytes())
 
 
 _JSON_KINDS = {type(None): "null", dict: "object", list: "array", str: "string", bool: "boolean"}
@@ -100,33 +101,38 @@ def given_through_link(relative: str, link: str) -> str:
     )
 
 
-def sweep_tmp(folder: Path) -> int:
-    """Remove temporary files a killed run left behind; returns how many."""
-    removed = 0
+def sweep_tmp(folder: Path) -> None:
+    """Remove temporary files a killed run left behind."""
     for leftover in folder.rglob(f"{TMP_PREFIX}*"):
         leftover.unlink(missing_ok=True)
-        removed += 1
-    return removed
 
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-def read_regular(path: str | os.PathLike[str], limit: int) -> tuple[bytes, int] | None:
-    """At most `limit` bytes of a regular file, and its whole size; None when `path` is not
-    a regular file (a link, a FIFO, a socket, a device: never followed, never waited on)."""
+@contextlib.contextmanager
+def open_regular(path: str | os.PathLike[str]) -> Iterator[tuple[BinaryIO, int] | None]:
+    """A regular file open for reading, and its size; None when `path` is not a regular
+    file (a link, a FIFO, a socket, a device: never followed, never waited on)."""
     try:
         fd = os.open(path, _READ_FLAGS)
     except OSError:  # gone, a link (ELOOP), or a FIFO with no writer that cannot open
-        return None
-    try:
+        yield None
+        return
+    with os.fdopen(fd, "rb", buffering=0) as handle:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        yield (handle, info.st_size) if stat.S_ISREG(info.st_mode) else None
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> tuple[bytes, int] | None:
+    """At most `limit` bytes of a regular file, and its whole size; None when `path` is not
+    a regular file (see `open_regular`)."""
+    with open_regular(path) as found:
+        if found is None:
             return None
+        handle, size = found
         chunks, left = [], limit
-        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+        while left > 0 and (chunk := handle.read(min(left, 1 << 20))):
             chunks.append(chunk)
             left -= len(chunk)
-        return b"".join(chunks), info.st_size
-    finally:
-        os.close(fd)
+        return b"".join(chunks), size

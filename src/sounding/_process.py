@@ -23,6 +23,7 @@ import errno
 import functools
 import os
 import select
+import shlex
 import shutil
 import signal
 import time
@@ -93,6 +94,11 @@ def run_bounded(
         (stdout, stdout_cut), (stderr, stderr_cut) = end_of(out, limit), end_of(err, limit)
     seconds = time.monotonic() - started
     return Finished(returncode, not in_time, stdout, stderr, stdout_cut, stderr_cut, seconds)
+
+
+def split_command(command: list[str] | str) -> list[str]:
+    """A command as arguments: a list as given, a string split like a shell would (no shell)."""
+    return list(command) if isinstance(command, list) else shlex.split(command)
 
 
 def start(

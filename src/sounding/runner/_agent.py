@@ -220,8 +220,6 @@ def run_callable(function: Any, given: TurnInput) -> AgentRun:
 
 
 def _answer_of(value: Any) -> str:
-    if value is None:
-        return ""
     if isinstance(value, str):
         return value
     if isinstance(value, dict):

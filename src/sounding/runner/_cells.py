@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -81,19 +82,17 @@ def build_cells(config: CellsConfig) -> list[Cell]:
 
 
 def _grid_cell(config: CellsConfig, combo: tuple[str, ...]) -> Cell:
-    merged: dict[str, object] = {"args": [], "env": {}}
+    merged: dict[str, Any] = {"args": [], "env": {}}
     for axis, value in zip(config.axes, combo, strict=True):
         delta = config.values.get(axis, {}).get(value)
         if delta is None:
             continue
         for key in ("model", "prompt", "system"):
             mine = getattr(delta, key)
-            if mine is not None and merged.get(key) not in (None, mine):
+            if mine is not None and merged.setdefault(key, mine) != mine:
                 raise CellError(f"cells: axes disagree on `{key}` for cell {' / '.join(combo)}")
-            if mine is not None:
-                merged[key] = mine
-        merged["args"] = [*merged["args"], *delta.args]  # type: ignore[misc]
-        merged["env"] = {**merged["env"], **delta.env}  # type: ignore[dict-item]
+        merged["args"] += delta.args
+        merged["env"] |= delta.env
     return Cell(" / ".join(combo), Delta.model_validate(merged))
 
 

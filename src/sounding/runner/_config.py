@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import shlex
 import tomllib
 from dataclasses import dataclass
 from functools import cached_property
@@ -14,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from sounding._files import unreadable
+from sounding._process import split_command
 from sounding.runner._cells import Cell, CellError, CellsConfig, build_cells
 from sounding.spec import case_files
 
@@ -54,9 +54,7 @@ class AgentConfig(_Strict):
 
     @property
     def argv(self) -> list[str]:
-        if isinstance(self.command, list):
-            return list(self.command)
-        return shlex.split(self.command or "")
+        return split_command(self.command or "")
 
 
 class DefaultsConfig(_Strict):
@@ -124,7 +122,6 @@ class Suite:
         if not names:
             return found
         by_name = {p.stem: p for p in found}
-        chosen = []
         for name in names:
             if name not in by_name:
                 close = difflib.get_close_matches(name, list(by_name), n=1)
@@ -132,8 +129,7 @@ class Suite:
                 raise SuiteConfigError(
                     f"{self.cases_dir}: no case '{name}'{hint} (cases: {', '.join(by_name)})"
                 )
-            chosen.append(by_name[name])
-        return chosen
+        return [by_name[name] for name in names]
 
     def sql_servers(self) -> dict[str, str]:
         """Server URLs for `sql` services: `[services.<name>] server`, or SOUNDING_SQL_SERVER."""
@@ -183,10 +179,9 @@ def _describe(path: Path, exc: ValidationError) -> str:
 
 def _unknown_key(loc: tuple[int | str, ...]) -> str:
     """'unknown key', with the keys its table allows and the closest of them."""
-    model: Any = SuiteFile
+    model: type[BaseModel] = SuiteFile
     for part in loc[:-1]:
-        field = model.model_fields.get(str(part)) if hasattr(model, "model_fields") else None
-        annotation = getattr(field, "annotation", None)
+        annotation = getattr(model.model_fields.get(str(part)), "annotation", None)
         if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
             return "unknown key"
         model = annotation

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from sounding._sandbox import unavailable
 from sounding.judge import JudgeConfig, JudgeError, preflight
 from sounding.runner._agent import load_callable
-from sounding.runner._config import Suite
+from sounding.runner._config import CONFIG_NAME, Suite
 from sounding.runner._run import RunOptions
 from sounding.runner._trial import Agent, TrialSettings
 from sounding.services import ServiceSettings, missing_driver
@@ -46,39 +46,37 @@ def make_judge(suite: Suite, *, rejudge: bool = False) -> JudgeClient | None:
 
         return JudgeClient(config, rejudge=rejudge)
     except JudgeError as exc:
-        raise RunSetupError(f"{suite.root / 'sounding.toml'}: {exc}") from None
+        raise RunSetupError(f"{suite.root / CONFIG_NAME}: {exc}") from None
 
 
 def _agent(suite: Suite) -> Agent:
-    config = suite.config.agent
-    env = suite.agent_env
+    config, toml = suite.config.agent, suite.root / CONFIG_NAME
     if config.callable is not None:
         try:
             function = load_callable(config.callable, suite.root)
         except (ImportError, AttributeError) as exc:
             raise RunSetupError(
-                f"{suite.root / 'sounding.toml'}: agent.callable '{config.callable}' cannot be "
-                f"loaded: {exc}"
+                f"{toml}: agent.callable '{config.callable}' cannot be loaded: {exc}"
             ) from None
-        return Agent("callable", function=function, env=env, attempts=config.attempts)
+        return Agent("callable", function=function, env=suite.agent_env, attempts=config.attempts)
     argv = [arg.replace("{suite}", str(suite.root)) for arg in config.argv]
     if not argv:
-        raise RunSetupError(f"{suite.root / 'sounding.toml'}: agent.command is empty")
+        raise RunSetupError(f"{toml}: agent.command is empty")
     if os.sep not in argv[0] and shutil.which(argv[0]) is None:
         raise RunSetupError(
-            f"{suite.root / 'sounding.toml'}: agent.command starts with '{argv[0]}', which is "
-            "not on PATH; give a full path, or `{suite}/...` for a program inside the suite"
-        )
-    if config.sandbox == "bwrap" and (why := unavailable()) is not None:
-        raise RunSetupError(
-            f'{suite.root / "sounding.toml"}: agent.sandbox = "bwrap" asks for a sandbox, '
-            f"but {why}; a run never falls back to no sandbox"
+            f"{toml}: agent.command starts with '{argv[0]}', which is not on PATH; give a full "
+            "path, or `{suite}/...` for a program inside the suite"
         )
     sandboxed = config.sandbox == "bwrap"
+    if sandboxed and (why := unavailable()) is not None:
+        raise RunSetupError(
+            f'{toml}: agent.sandbox = "bwrap" asks for a sandbox, but {why}; a run never falls '
+            "back to no sandbox"
+        )
     return Agent(
         "command",
         argv,
-        env=env,
+        env=suite.agent_env,
         attempts=config.attempts,
         sandbox=sandboxed,
         network=config.network,
@@ -90,7 +88,7 @@ def _check_drivers(suite: Suite) -> None:
     from_environment = "SOUNDING_SQL_SERVER" in os.environ
     for name, url in suite.sql_servers().items():
         if problem := missing_driver(url):
-            where = f"{suite.root / 'sounding.toml'}: services.{name}.server"
+            where = f"{suite.root / CONFIG_NAME}: services.{name}.server"
             if name == "sql" and from_environment:
                 where = "SOUNDING_SQL_SERVER"
             raise RunSetupError(f"{where} is {problem}")

@@ -143,7 +143,12 @@ def _run(
     plan: TrialPlan, settings: TrialSettings, started: float, watch: AgentWatch
 ) -> tuple[Trial, dict[str, str]]:
     """The finished trial, and the secret values no stored file of it may hold."""
-    with _start_services(plan, settings) as services:
+    with start_services(
+        plan.case.services,
+        trial_dir=plan.folder,
+        suite_dir=settings.suite_root,
+        settings=settings.service_settings,
+    ) as services:
         run, attempts, made = _attempts(plan, settings, services.env, watch)
         if not watch.agent_returned():
             raise TrialAbandoned(plan.key.label)
@@ -401,10 +406,9 @@ def _evidence(
 
 def _store_agent_output(folder: Path, run: AgentRun, secrets: dict[str, str]) -> None:
     """What the agent printed, with every secret value replaced by its marker."""
-    if run.stdout:
-        write_text(folder / "stdout.txt", redact(run.stdout, secrets))
-    if run.stderr:
-        write_text(folder / "stderr.txt", redact(run.stderr, secrets))
+    for name, output in (("stdout.txt", run.stdout), ("stderr.txt", run.stderr)):
+        if output:
+            write_text(folder / name, redact(output, secrets))
 
 
 def _redact_files(paths: Iterable[Path], secrets: dict[str, str]) -> None:
@@ -431,18 +435,6 @@ def _declared(scenario: Scenario) -> list[str]:
         if rule.check.type == "secrets_in_logs" and variables != "deny":
             names.extend(variables)
     return names
-
-
-def _start_services(plan: TrialPlan, settings: TrialSettings) -> ServiceSet:
-    """The case's services, started for this trial: none for a case that declares none."""
-    if not plan.case.services:
-        return ServiceSet([])
-    return start_services(
-        plan.case.services,
-        trial_dir=plan.folder,
-        suite_dir=settings.suite_root,
-        settings=settings.service_settings,
-    )
 
 
 def _ms(started: float) -> float:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from sounding._files import given_through_link, link_on_path, read_regular
+from sounding._files import given_through_link, link_on_path, open_regular, read_regular
 from sounding.checks import Evidence, Reads
 from sounding.spec import Scenario, Workspace
 
@@ -37,9 +37,8 @@ class FileState:
 
     source: Path
     size: int
-    digest: str | None  # of a regular file's content
+    digest: str | None  # of a regular file's content; None for a link, FIFO, socket, device
     link: str | None
-    special: bool = False  # a FIFO, a socket or a device: never read
 
 
 @dataclass(frozen=True)
@@ -89,25 +88,18 @@ def start_state(tree: Path | None, given: Mapping[str, Path]) -> dict[str, FileS
 def _state(path: Path) -> FileState:
     if path.is_symlink():
         return FileState(path, 0, None, str(path.readlink()))
-    digest = _digest(path)
-    return FileState(path, path.lstat().st_size, digest, None, special=digest is None)
+    return FileState(path, path.lstat().st_size, _digest(path), None)
 
 
 def _digest(path: Path) -> str | None:
     """The SHA-256 of a regular file, read in chunks; None for anything else."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+    with open_regular(path) as found:
+        if found is None:
             return None
         digest = hashlib.sha256()  # not file_digest: its 256 KiB buffer outweighs a small file
-        while chunk := os.read(fd, 1 << 20):
+        while chunk := found[0].read(1 << 20):
             digest.update(chunk)
         return digest.hexdigest()
-    finally:
-        os.close(fd)
 
 
 def _inside(root: Path, relative: str, key: str) -> Path:
@@ -197,21 +189,15 @@ def prepare(origin: Origin, dest: Path) -> None:
     else:
         shutil.copytree(origin.tree, dest, symlinks=True, copy_function=shutil.copyfile)
     for relative, source in origin.given.items():
-        target = _given_target(dest, relative)
+        # refused when a link of the fixture stands on its way: it would land where that leads
+        if (link := link_on_path(dest, relative)) is not None:
+            raise WorkspaceError(given_through_link(relative, link))
+        target = dest / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
     if origin.is_git and origin.given:
         _git(["add", "--", *origin.given], dest, "workspace")
         _git([*_AS_SOUNDING, "commit", "--quiet", "-m", "given files"], dest, "workspace")
-
-
-def _given_target(dest: Path, relative: str) -> Path:
-    """Where a given file goes in a new workspace; refused when a link of the fixture stands
-    on its way (the file would be written wherever the link leads)."""
-    link = link_on_path(dest, relative)
-    if link is not None:
-        raise WorkspaceError(given_through_link(relative, link))
-    return dest / relative
 
 
 def workspace_identity(workspace: Path) -> tuple[int, int] | None:
@@ -272,7 +258,7 @@ def _changed(state: FileState | None, path: Path) -> bool:
     info = path.lstat()
     if stat.S_ISLNK(info.st_mode):
         return state is None or str(path.readlink()) != state.link
-    if state is None or state.link is not None or state.special:
+    if state is None or state.digest is None:  # it was a link or was never read: changed
         return True
     if not stat.S_ISREG(info.st_mode) or info.st_size != state.size:
         return True

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import socket
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,10 +36,7 @@ class ServiceError(Exception):
     problem found when several were (a spec with three mistakes reports all three).
     """
 
-    def __init__(
-        self, message: str, *, service: str | None = None, problems: list[str] | None = None
-    ):
-        self.service = service
+    def __init__(self, message: str, *, problems: list[str] | None = None):
         self.problems = problems or [message]
         super().__init__(message)
 
@@ -123,15 +119,3 @@ class RunningService(ABC):
 def env_prefix(name: str) -> str:
     """`SOUNDING_<NAME>`: the name upper-cased, anything not a letter or digit made `_`."""
     return "SOUNDING_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def tail(text: str, lines: int = 15) -> str:
-    """The last lines of a program's output, for an error message."""
-    return "\n".join(text.rstrip().splitlines()[-lines:])

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from sounding._process import poll, run_bounded, start, stop
+from sounding._process import poll, run_bounded, split_command, start, stop
 from sounding.services._base import (
     RunningService,
     ServiceError,
@@ -27,8 +27,6 @@ from sounding.services._base import (
     SpecModel,
     StartContext,
     env_prefix,
-    free_port,
-    tail,
 )
 
 STOP_GRACE = 3.0
@@ -70,18 +68,13 @@ class ProcessSpec(SpecModel):
         return any("{port}" in text for text in [*texts, *self.env.values()])
 
 
-def argv(command: list[str] | str) -> list[str]:
-    """A command as arguments: a list as given, a string split like a shell would (no shell)."""
-    return list(command) if isinstance(command, list) else shlex.split(command)
-
-
 def process_problems(spec: ProcessSpec) -> list[str]:
     found: list[str] = []
     probe = spec.wait_for
     probe_command = probe.command if probe is not None else None
     for where, command in (("command", spec.command), ("wait_for.command", probe_command)):
         try:
-            if command is not None and not argv(command):
+            if command is not None and not split_command(command):
                 found.append(f"{where} is empty; give the program to run")
         except ValueError as exc:
             found.append(f"{where} cannot be split ({exc}); give it as a list")
@@ -105,7 +98,7 @@ class ProcessService(RunningService):
         self._cwd = context.suite_dir
         own = {key: self._fill(value) for key, value in spec.env.items()}
         self._env = {**os.environ, **context.env, **own}
-        self.command = [self._fill(part) for part in argv(spec.command)]
+        self.command = [self._fill(part) for part in split_command(spec.command)]
         self._stopped = False
         self._process = self._launch()
 
@@ -129,7 +122,6 @@ class ProcessService(RunningService):
                     f"process service '{self.name}': cannot start {self.command[0]!r}: "
                     f"{exc.strerror or exc}; check the command (it runs from {self._cwd}, "
                     "no shell)",
-                    service=self.name,
                 ) from None
 
     def wait_ready(self) -> None:
@@ -155,7 +147,7 @@ class ProcessService(RunningService):
             path = self._fill(probe.http)
             return lambda _deadline: _http_probe(self.port, path)
         if probe.command is not None:
-            command = [self._fill(part) for part in argv(probe.command)]
+            command = [self._fill(part) for part in split_command(probe.command)]
             return lambda deadline: _command_probe(command, self._env, self._cwd, deadline)
         return lambda _deadline: _tcp_probe(self.port)
 
@@ -166,7 +158,6 @@ class ProcessService(RunningService):
         raise ServiceError(
             f"process service '{self.name}' ({shlex.join(self.command)}) {what}; "
             f"fix the command or raise deadline:{shown}",
-            service=self.name,
         )
 
     def _stderr_tail(self) -> str:
@@ -193,6 +184,18 @@ class ProcessService(RunningService):
             return
         self._stopped = True
         stop(self._process, STOP_GRACE)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def tail(text: str, lines: int = 15) -> str:
+    """The last lines of a program's output, for an error message."""
+    return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
 def _tcp_probe(port: int) -> str | None:

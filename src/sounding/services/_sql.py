@@ -41,7 +41,6 @@ from sounding.services._sql_server import (
     database_message,
     driver_url,
     drop_database,
-    drop_reader,
     engine_kind,
     fingerprint,
     grant_reading,
@@ -120,23 +119,19 @@ def resolve_server(spec: SqlSpec, settings: ServiceSettings) -> URL | None:
             raise ServiceError(
                 f"sql service '{spec.name}' declares engine: {spec.engine} but no server is "
                 f"set; {hint}",
-                service=spec.name,
             )
         return None
     try:
         kind = engine_kind(server)
     except ValueError as exc:
-        raise ServiceError(
-            f"sql service '{spec.name}': {source}: {exc}", service=spec.name
-        ) from None
+        raise ServiceError(f"sql service '{spec.name}': {source}: {exc}") from None
     if problem := missing_driver(server):
-        raise ServiceError(f"sql service '{spec.name}': {source} is {problem}", service=spec.name)
+        raise ServiceError(f"sql service '{spec.name}': {source} is {problem}")
     if kind == "sqlite" or spec.dialect not in ("sqlite", kind):
         raise ServiceError(
             f"sql service '{spec.name}' declares engine: {spec.engine} but {source} is a {kind} "
             f"server; point it at a {spec.dialect} server, or write the case for engine: sqlite "
             "with portable SQL",
-            service=spec.name,
         )
     return driver_url(server)
 
@@ -189,7 +184,6 @@ class SqlService(RunningService):
             raise ServiceError(
                 f"sql service '{self.name}': cannot prepare {self.database} on {self.kind}: "
                 f"{database_message(exc)}; check that the server accepts the URL's user",
-                service=self.name,
             ) from None
 
     def _seed(self, connection: Connection, path: str, statements: list[Statement]) -> None:
@@ -200,7 +194,6 @@ class SqlService(RunningService):
                 f"sql service '{self.name}': seed '{path}' line {exc.statement.line} was "
                 f"refused by {self.kind}: {exc.message}; fix the statement (seed SQL must "
                 "suit every engine the case may run on)",
-                service=self.name,
             ) from None
 
     def env(self) -> dict[str, str]:
@@ -256,46 +249,40 @@ class SqlService(RunningService):
         """What the checks were given (the last measure), made to outlive the trial."""
         if not self._measured:
             self._measure_changes()
-        details = self._details()
+        details, url = self._details(), None
         if self.server is None:
             details["file"] = _keep_file(Path(self.database), trial_dir, self.name)
-            return {"type": "sql", "url": None, "details": details}
-        if not self.keep:
+        elif not self.keep:
             details.setdefault("gone", _DROPPED)
-            return {"type": "sql", "url": None, "details": details}
-        url = render(self.reader_url, password=False)
+        else:
+            url = render(self.reader_url, password=False)
         return {"type": "sql", "url": url, "details": details}
 
     def stop(self) -> None:
+        from sqlalchemy.exc import SQLAlchemyError
+
         if self._stopped:
             return
         self._stopped = True
         if not self._measured:
             self._measure_changes()
         self._engine.dispose()
-        if self.server is not None and not self.keep:
-            self._gone = _DROPPED
-            _drop(self.server, self.database, self.name)
+        if self.server is None or self.keep:
+            return
+        self._gone = _DROPPED
+        try:
+            drop_database(self.server, self.database)
+        except SQLAlchemyError as exc:
+            raise ServiceError(
+                f"sql service '{self.name}': could not drop database {self.database} on "
+                f"{where(self.server)}: {database_message(exc)}; drop it by hand",
+            ) from None
 
 
 _DROPPED = (
     "the trial's database was dropped after the run; set keep (sounding run --keep) to "
     "check it again later"
 )
-
-
-def _drop(server: URL, database: str, name: str) -> None:
-    from sqlalchemy.exc import SQLAlchemyError
-
-    try:
-        drop_database(server, database)
-        drop_reader(server, database)
-    except SQLAlchemyError as exc:
-        raise ServiceError(
-            f"sql service '{name}': could not drop database {database} on {where(server)}: "
-            f"{database_message(exc)}; drop it by hand",
-            service=name,
-        ) from None
 
 
 def _keep_file(path: Path, trial_dir: Path, name: str) -> str:
@@ -313,7 +300,9 @@ def start_sql(spec: SqlSpec, context: StartContext) -> SqlService:
     server = resolve_server(spec, context.settings)
     scripts = _read_seeds(spec, context.suite_dir, server)
     if server is None:
-        url = _fresh_sqlite(context, spec.name)
+        path = context.services_dir / f"{spec.name}.sqlite"
+        path.unlink(missing_ok=True)
+        url = sqlite_url(path)
     else:
         url = driver_url(server, _create(server, spec.name))
     service = SqlService(spec, url, server, context.settings.keep)
@@ -327,12 +316,6 @@ def start_sql(spec: SqlSpec, context: StartContext) -> SqlService:
     return service
 
 
-def _fresh_sqlite(context: StartContext, name: str) -> URL:
-    path = context.services_dir / f"{name}.sqlite"
-    path.unlink(missing_ok=True)
-    return sqlite_url(path)
-
-
 def _create(server: URL, name: str) -> str:
     from sqlalchemy.exc import SQLAlchemyError
 
@@ -344,7 +327,6 @@ def _create(server: URL, name: str) -> str:
             f"sql service '{name}': cannot create a database on {where(server)}: "
             f"{database_message(exc)}; check that the server runs and the URL's user may "
             "CREATE DATABASE",
-            service=name,
         ) from None
     try:
         create_reader(server, database)
@@ -355,7 +337,6 @@ def _create(server: URL, name: str) -> str:
             f"sql service '{name}': cannot make the read-only login sql checks use on "
             f"{where(server)}: {database_message(exc)}; the URL's user must be allowed to "
             "create roles (PostgreSQL: CREATEROLE) or users (MariaDB/MySQL: CREATE USER)",
-            service=name,
         ) from None
     return database
 
@@ -368,14 +349,13 @@ def _read_seeds(
     for path in spec.seed:
         problem = _seed_problem(path, suite_dir)
         if problem:
-            raise ServiceError(f"sql service '{spec.name}': {problem}", service=spec.name)
+            raise ServiceError(f"sql service '{spec.name}': {problem}")
         try:
             text = (suite_dir / path).read_text(encoding="utf-8")
             scripts.append((path, split_statements(text, dialect=dialect)))
         except (SqlTextError, UnicodeDecodeError) as exc:
             raise ServiceError(
                 f"sql service '{spec.name}': seed '{path}': {exc}; fix the file",
-                service=spec.name,
             ) from None
     return scripts
 
@@ -404,10 +384,8 @@ def _with_password(url: str, name: str, settings: ServiceSettings | None) -> str
     from sqlalchemy.engine import make_url
 
     stored = make_url(url)
-    candidates = (
-        [] if settings is None else [settings.servers.get(name), settings.servers.get("sql")]
-    )
-    for candidate in filter(None, candidates):
+    servers = {} if settings is None else settings.servers
+    for candidate in filter(None, (servers.get(name), servers.get("sql"))):
         known = make_url(candidate)
         if (known.host, known.port) != (stored.host, stored.port):
             continue

@@ -9,8 +9,10 @@ it, never at module level: `import sounding` must not pay for it when no databas
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +39,6 @@ _CLIENTS = {  # kind: what the engine is called, its driver's module and name, i
     "postgresql": ("PostgreSQL", "psycopg", "psycopg", "postgres"),
     "mysql": ("MariaDB/MySQL", "pymysql", "PyMySQL", "mysql"),
 }
-_ADMIN_DATABASE = {"postgresql": "postgres", "mysql": None}
 _NO_PARAMETERS = {"no_parameters": True}  # `%` and `:x` in user SQL are text, not placeholders
 
 
@@ -85,11 +86,8 @@ def driver_url(url: str | URL, database: str | None = None) -> URL:
     from sqlalchemy.engine import make_url
 
     parsed = make_url(url)
-    kind = engine_kind(parsed)
-    parsed = parsed.set(drivername=_DRIVERS[kind])
-    if database is not None:
-        parsed = parsed.set(database=database)
-    return parsed
+    parsed = parsed.set(drivername=_DRIVERS[engine_kind(parsed)])
+    return parsed if database is None else parsed.set(database=database)
 
 
 def sqlite_url(path: Path) -> URL:
@@ -128,6 +126,9 @@ def where(url: URL) -> str:
 
 def open_engine(url: URL, **options: Any) -> Engine:
     """An engine that holds no connection between uses and gives up on a silent server."""
+    import sqlalchemy as sa
+    from sqlalchemy.pool import NullPool
+
     kind = engine_kind(url)
     connect_args: dict[str, Any] = {}
     if kind == "postgresql":
@@ -139,17 +140,10 @@ def open_engine(url: URL, **options: Any) -> Engine:
             # PyMySQL builds a TLS context for every connection unless told not to: 30 ms
             # of loading CA files, for a server on this machine that offers no TLS anyway.
             connect_args["ssl_disabled"] = True
-    engine = _create_engine(url, connect_args, options)
+    engine = sa.create_engine(url, poolclass=NullPool, connect_args=connect_args, **options)
     if kind == "sqlite":
         _whole_transactions(engine)
     return engine
-
-
-def _create_engine(url: URL, connect_args: dict[str, Any], options: dict[str, Any]) -> Engine:
-    import sqlalchemy as sa
-    from sqlalchemy.pool import NullPool
-
-    return sa.create_engine(url, poolclass=NullPool, connect_args=connect_args, **options)
 
 
 def _loopback(url: URL) -> bool:
@@ -183,28 +177,24 @@ def quote(connection: Connection, name: str) -> str:
 
 def create_database(server: URL, name: str) -> None:
     """Create database `name` on `server`; the admin connection is closed after."""
-    kind = engine_kind(server)
-    admin = open_engine(_admin(server), isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as connection:
-            suffix = " CHARACTER SET utf8mb4" if kind == "mysql" else ""
-            connection.exec_driver_sql(f"CREATE DATABASE {quote(connection, name)}{suffix}")
-    finally:
-        admin.dispose()
+    suffix = " CHARACTER SET utf8mb4" if engine_kind(server) == "mysql" else ""
+    with _admin(server) as connection:
+        connection.exec_driver_sql(f"CREATE DATABASE {quote(connection, name)}{suffix}")
 
 
 def drop_database(server: URL, name: str) -> None:
-    """Drop database `name`; on PostgreSQL 13+ connections left by the agent are ended."""
+    """Drop database `name`, then its reader (its grants went with the database); on
+    PostgreSQL 13+ connections left by the agent are ended."""
     kind = engine_kind(server)
-    admin = open_engine(_admin(server), isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as connection:
-            version = connection.dialect.server_version_info or (0,)
-            force = " WITH (FORCE)" if kind == "postgresql" and version >= (13,) else ""
-            statement = f"DROP DATABASE IF EXISTS {quote(connection, name)}{force}"
-            connection.exec_driver_sql(statement)
-    finally:
-        admin.dispose()
+    reader_name = reader(server, name).username or ""
+    with _admin(server) as connection:
+        version = connection.dialect.server_version_info or (0,)
+        force = " WITH (FORCE)" if kind == "postgresql" and version >= (13,) else ""
+        connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {quote(connection, name)}{force}")
+        if kind == "postgresql":
+            connection.exec_driver_sql(f"DROP ROLE IF EXISTS {quote(connection, reader_name)}")
+        else:
+            connection.exec_driver_sql(f"DROP USER IF EXISTS '{reader_name}'@'%'")
 
 
 READER_PREFIX = "sounding_ro_"
@@ -223,29 +213,17 @@ def reader(server: URL, database: str) -> URL:
 
 def create_reader(server: URL, database: str) -> None:
     """Make the reader of `database`: a login with no right but to read it (PostgreSQL: a
-    role whose transactions are read-only; MariaDB/MySQL: a user granted SELECT alone)."""
+    role whose transactions are read-only; MariaDB/MySQL: a user granted SELECT alone).
+    Names and passwords here are made by `reader`: letters, digits and `_` only."""
     login = reader(server, database)
     name, password = login.username or "", login.password or ""
-    admin = open_engine(_admin(server), isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as connection:
-            run = connection.execution_options(**_NO_PARAMETERS).exec_driver_sql
-            for statement in _reader_statements(engine_kind(server), connection, name, password):
-                run(statement)
-    finally:
-        admin.dispose()
-
-
-def _reader_statements(kind: str, connection: Connection, name: str, password: str) -> list[str]:
-    """Names and passwords here are made by `reader`: letters, digits and `_` only."""
-    if kind == "postgresql":
-        role = quote(connection, name)
-        return [
-            f"CREATE ROLE {role} LOGIN PASSWORD '{password}'",
-            f"ALTER ROLE {role} SET default_transaction_read_only = on",
-        ]
-    user = f"'{name}'@'%'"
-    return [f"CREATE USER {user} IDENTIFIED BY '{password}'"]
+    with _admin(server) as connection:
+        if engine_kind(server) == "postgresql":
+            role = quote(connection, name)
+            connection.exec_driver_sql(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+            connection.exec_driver_sql(f"ALTER ROLE {role} SET default_transaction_read_only = on")
+        else:
+            connection.exec_driver_sql(f"CREATE USER '{name}'@'%' IDENTIFIED BY '{password}'")
 
 
 def grant_reading(connection: Connection, server: URL, database: str) -> None:
@@ -253,19 +231,15 @@ def grant_reading(connection: Connection, server: URL, database: str) -> None:
     PostgreSQL a grant covers the tables that exist, so it is given after the agent ran;
     MariaDB/MySQL grant the database whole."""
     name = reader(server, database).username or ""
+    run = connection.execution_options(**_NO_PARAMETERS).exec_driver_sql
     if engine_kind(server) == "mysql":
-        statements = [f"GRANT SELECT ON {quote(connection, database)}.* TO '{name}'@'%'"]
+        run(f"GRANT SELECT ON {quote(connection, database)}.* TO '{name}'@'%'")
     else:
         name = quote(connection, name)
-        statements = [f"GRANT CONNECT ON DATABASE {quote(connection, database)} TO {name}"]
+        run(f"GRANT CONNECT ON DATABASE {quote(connection, database)} TO {name}")
         for schema in _schemas(connection):
-            statements += [
-                f"GRANT USAGE ON SCHEMA {quote(connection, schema)} TO {name}",
-                f"GRANT SELECT ON ALL TABLES IN SCHEMA {quote(connection, schema)} TO {name}",
-            ]
-    run = connection.execution_options(**_NO_PARAMETERS).exec_driver_sql
-    for statement in statements:
-        run(statement)
+            run(f"GRANT USAGE ON SCHEMA {quote(connection, schema)} TO {name}")
+            run(f"GRANT SELECT ON ALL TABLES IN SCHEMA {quote(connection, schema)} TO {name}")
     connection.commit()
 
 
@@ -277,26 +251,18 @@ def _schemas(connection: Connection) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
-def drop_reader(server: URL, database: str) -> None:
-    """Drop the reader of a database that is gone (its grants went with the database)."""
-    name = reader(server, database).username or ""
-    admin = open_engine(_admin(server), isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as connection:
-            run = connection.execution_options(**_NO_PARAMETERS).exec_driver_sql
-            if engine_kind(server) == "postgresql":
-                run(f"DROP ROLE IF EXISTS {quote(connection, name)}")
-            else:
-                run(f"DROP USER IF EXISTS '{name}'@'%'")
-    finally:
-        admin.dispose()
-
-
-def _admin(server: URL) -> URL:
+@contextlib.contextmanager
+def _admin(server: URL) -> Iterator[Connection]:
+    """An autocommit connection to the server; its engine is disposed after."""
     url = driver_url(server)
-    if url.database:
-        return url
-    return url.set(database=_ADMIN_DATABASE[engine_kind(url)])
+    if not url.database and engine_kind(url) == "postgresql":
+        url = url.set(database="postgres")
+    engine = open_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as connection:
+            yield connection.execution_options(**_NO_PARAMETERS)
+    finally:
+        engine.dispose()
 
 
 def run_script(connection: Connection, statements: list[Statement]) -> None:
