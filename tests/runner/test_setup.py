@@ -94,3 +94,12 @@ def test_a_missing_driver_of_another_engine_does_not_matter(suite: Any) -> None:
     done = _run_without("psycopg", suite.root)
     assert done.returncode == 0, done.stdout + done.stderr
     assert marker.read_text() == "ran"
+
+
+def test_an_empty_sounding_sql_server_is_unset(suite: Any) -> None:
+    marker = _suite(suite)
+    done = _run_without("nothing", suite.root, {"SOUNDING_SQL_SERVER": " "})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert marker.read_text() == "ran"
+    (services,) = suite.root.glob("results/*/trials/*/*/*/services/services.json")
+    assert '"engine": "sqlite"' in services.read_text()

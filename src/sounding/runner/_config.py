@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from sounding._files import unreadable
 from sounding._process import split_command
 from sounding.runner._cells import Cell, CellError, CellsConfig, build_cells
+from sounding.services import ServiceSettings
 from sounding.spec import case_files
 
 CONFIG_NAME = "sounding.toml"
@@ -132,13 +133,12 @@ class Suite:
         return [by_name[name] for name in names]
 
     def sql_servers(self) -> dict[str, str]:
-        """Server URLs for `sql` services: `[services.<name>] server`, or SOUNDING_SQL_SERVER."""
+        """Server URLs for `sql` services: `[services.<name>] server`, or SOUNDING_SQL_SERVER
+        when it is set and not empty."""
         servers = {
             name: str(s["server"]) for name, s in self.config.services.items() if "server" in s
         }
-        if "SOUNDING_SQL_SERVER" in os.environ:
-            servers["sql"] = os.environ["SOUNDING_SQL_SERVER"]
-        return servers
+        return ServiceSettings(servers=servers).with_environment(os.environ).servers
 
 
 def load_suite(path: Path) -> Suite:

@@ -85,7 +85,7 @@ def _agent(suite: Suite) -> Agent:
 
 def _check_drivers(suite: Suite) -> None:
     """A server URL whose database driver is not installed, refused with the extra to install."""
-    from_environment = "SOUNDING_SQL_SERVER" in os.environ
+    from_environment = bool(os.environ.get("SOUNDING_SQL_SERVER", "").strip())
     for name, url in suite.sql_servers().items():
         if problem := missing_driver(url):
             where = f"{suite.root / CONFIG_NAME}: services.{name}.server"
