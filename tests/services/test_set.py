@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,20 +60,19 @@ def test_a_failing_service_stops_those_started_before_it(tmp_path: Path) -> None
         "env": {"PORT": "{port}"},
     }
     declared = [{"name": "mail", "type": "http_mock"}, broken]
-    ports_before = _listening_ports()
+    sockets_before = _own_sockets()
     with pytest.raises(ServiceError, match=r"process service 'broken'"):
         start_services(declared, trial_dir=tmp_path, suite_dir=tmp_path)
-    assert _listening_ports() <= ports_before
+    assert _own_sockets() <= sockets_before  # the mock's server socket is closed
 
 
-def _listening_ports() -> set[int]:
-    """Ports this machine listens on at 127.0.0.1."""
-    ports = set()
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        local, state = line.split()[1], line.split()[3]
-        if state == "0A" and local.startswith("0100007F"):
-            ports.add(int(local.split(":")[1], 16))
-    return ports
+def _own_sockets() -> set[str]:
+    """The sockets this process holds open (the HTTP mock serves from a thread of it)."""
+    links = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(FileNotFoundError):  # the listing's own, closed since
+            links.add(os.readlink(f"/proc/self/fd/{fd}"))
+    return {link for link in links if link.startswith("socket:")}
 
 
 def test_an_http_recording_rescores_from_the_stored_trial(tmp_path: Path) -> None:
