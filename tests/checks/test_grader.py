@@ -97,9 +97,9 @@ def test_the_grader_reads_the_cases_expect_entries(tmp_path: Path) -> None:
         tmp_path,
         'def grade(t, case, run):\n    return {"pass": True, "why": repr(case["expect"])}\n',
     )
-    expect = [{"tool_called": {"name": "refund"}}]
-    result = _check("quality.grade", suite, expect=expect)
-    assert result.reason.endswith(repr(expect))
+    called = registry.get("tool_called").parse({"name": "refund"})
+    result = _check("quality.grade", suite, expect=[("tool_called", called)])
+    assert result.reason.endswith(repr([{"tool_called": called.model_dump(mode="json")}]))
 
 
 def test_a_scored_trial_hands_the_grader_its_scenarios_expect_entries(tmp_path: Path) -> None:

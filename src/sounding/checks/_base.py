@@ -126,7 +126,7 @@ class CheckContext:
     timeout: float = 30.0
     suite_dir: Path | None = None
     judge: Judge | None = None
-    expect: Sequence[Mapping[str, Any]] = ()  # the scenario's expect entries, for graders
+    expect: Sequence[tuple[str, Params]] = ()  # the scenario's expect checks, for graders
 
 
 def cut(text: str, limit: int) -> str:

@@ -95,7 +95,8 @@ def grader_case(context: CheckContext) -> dict[str, Any]:
     expect entry as `{type: params}`."""
     evidence = context.evidence
     turns = list(evidence.record.user_turns) or [evidence.record.task or ""]
-    return {"id": evidence.scenario_id, "user": turns, "expect": list(context.expect)}
+    expect = [{kind: params.model_dump(mode="json")} for kind, params in context.expect]
+    return {"id": evidence.scenario_id, "user": turns, "expect": expect}
 
 
 def grader_run(evidence: Evidence) -> dict[str, Any]:
