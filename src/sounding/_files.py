@@ -16,8 +16,10 @@ _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file renamed over it."""
-    write_bytes(path, text.encode("utf-8"))
+    """Write `text` to `path` through a temporary file renamed over it. A file name that
+    is not UTF-8 (Python holds its bytes as surrogates) is written escaped, `\\udcff`: the
+    file stays UTF-8, and in JSON the escape reads back as the same name."""
+    write_bytes(path, text.encode("utf-8", errors="backslashreplace"))
 
 
 def temporary_path(path: Path) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -251,6 +252,37 @@ def test_a_trace_the_agent_swaps_or_swells_is_an_error_read_within_a_bound(
     assert trial["verdict"] == "error" and said in trial["reason"]
     assert not list(suite.runs()[0].glob("trials/*/*/*/harness-error.txt"))  # not our fault
     assert "outside the trial" not in json.dumps(trial)
+
+
+def test_a_name_that_is_not_utf8_and_folders_1500_deep_are_the_agents_work_not_a_crash(
+    suite: Any,
+) -> None:
+    suite.agent(
+        """
+        import os, sys
+        sys.stdin.read()
+        for _ in range(1500):  # deeper than Python's recursion limit
+            os.mkdir("d")
+            os.chdir("d")
+        os.chdir(os.environ["SOUNDING_WORKSPACE"])
+        open(b"bad-\\xff-name.txt", "wb").close()
+        print("done")
+        """
+    )
+    suite.write("fixtures/repo/readme.md", "hi\n")
+    suite.write(
+        "cases/odd.yaml",
+        "workspace: {fixture: fixtures/repo}\n"
+        "scenarios:\n  - id: s\n    user: go\n    expect: [{final_answer_contains: done}]\n"
+        "    forbidden: {file_writes_outside: [notes/]}\n",
+    )
+    done = suite.run()
+    assert done.returncode == 1, done.stdout + done.stderr  # the rule failed; no crash
+    assert "1 file written outside notes/: bad-\\xff-name.txt" in done.stdout
+    (trial,) = suite.trials(suite.runs()[0])
+    assert trial["touched"] == ["bad-\\xff-name.txt"]
+    kept = suite.runs()[0] / "trials/default/odd/s#1/workspace"
+    assert os.listdir(os.fsencode(kept)) == [b"bad-\xff-name.txt"]  # the empty folders went
 
 
 def test_a_given_file_is_never_written_through_a_link_of_the_fixture(

@@ -126,14 +126,14 @@ def run_trial(plan: TrialPlan, settings: TrialSettings, watch: AgentWatch) -> Tr
     secrets: dict[str, str] = settings.base_secrets
     try:
         trial, secrets = _run(plan, settings, started, watch)
+        trial = trial.redacted(secrets)  # here too: what the agent left must serialize
     except (TrialInterrupted, TrialAbandoned):
         raise
     except Exception as exc:  # the runner boundary: one broken trial never stops the others
         if isinstance(exc, OSError) and exc.errno in NO_SPACE:
             raise  # the machine's fault, not the trial's: it stays unfinished, for --resume
         write_text(plan.folder / "harness-error.txt", redact(traceback.format_exc(), secrets))
-        trial = failed_trial(plan, f"{type(exc).__name__}: {exc}", started)
-    trial = trial.redacted(secrets)
+        trial = failed_trial(plan, f"{type(exc).__name__}: {exc}", started).redacted(secrets)
     _redact_files([plan.trace], secrets)  # once it is read, whatever became of the trial
     write_trial(plan.folder, trial)
     return trial

@@ -176,7 +176,11 @@ def keep_touched(origin: Origin, workspace: Path, evidence: Evidence) -> str | N
         if name not in touched:
             path.unlink()
     shutil.rmtree(workspace / ".git", ignore_errors=True)
-    for folder, _dirs, _names in sorted(os.walk(workspace), reverse=True):  # deepest first
+    folders = [workspace]
+    for folder in folders:  # the list grows as it is read: every folder, however deep
+        with os.scandir(folder) as entries:
+            folders += [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+    for folder in reversed(folders):  # a folder after those inside it
         with contextlib.suppress(OSError):  # not empty: it holds what the agent touched
             os.rmdir(folder)
     return origin.kept
@@ -210,6 +214,12 @@ def workspace_identity(workspace: Path) -> tuple[int, int] | None:
     return (info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
 
 
+def shown_name(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (which Python holds as surrogates, and
+    no JSON can carry) written as escapes, `\\xff`."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _files(root: Path | None) -> dict[str, Path]:
     """Files (and links) below `root`, by relative POSIX path; `.git` is not the agent's work."""
     found: dict[str, Path] = {}
@@ -220,7 +230,7 @@ def _files(root: Path | None) -> dict[str, Path]:
         folder, prefix = pending.pop()
         with os.scandir(folder) as entries:
             for entry in entries:
-                name = prefix + entry.name
+                name = prefix + shown_name(entry.name)
                 if entry.is_dir(follow_symlinks=False):
                     if name != ".git":
                         pending.append((Path(entry.path), name + "/"))
