@@ -149,10 +149,8 @@ def probe_kills(folder: Path, kills: int) -> bool:
     corrupt = rerun = done_kills = survivors = 0
     watched: list[tuple[set[str], int]] = []  # trials finished at a kill, log lines then
     for _ in range(kills):
-        runs = list(results.iterdir()) if results.is_dir() else []
-        resume = ["--resume", runs[0].name] if runs else []
         process = subprocess.Popen(
-            [*sounding_argv(), "run", str(folder), "--parallel", "2", *resume],
+            [*sounding_argv(), "run", str(folder), "--parallel", "2", *resumed(results)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -164,11 +162,14 @@ def probe_kills(folder: Path, kills: int) -> bool:
         done_kills += 1
         time.sleep(0.2)  # its agents die with it (the kernel's parent-death signal)
         survivors += len(alive_with(str(folder / "agent.sh")))
-        finished = {str(t["scenario"]) for t in trials_of(next(results.iterdir()))}
+        runs = list(results.iterdir()) if results.is_dir() else []
+        if not runs:
+            continue  # killed before it made its run folder: the next one starts afresh
+        finished = {str(t["scenario"]) for t in trials_of(runs[0])}
         watched.append((finished, len(log.read_text().split())))
         corrupt += count_corrupt(results)
     final = subprocess.run(
-        [*sounding_argv(), "run", str(folder), "--resume", next(results.iterdir()).name],
+        [*sounding_argv(), "run", str(folder), *resumed(results)],
         capture_output=True,
         text=True,
         check=False,
@@ -187,6 +188,12 @@ def probe_kills(folder: Path, kills: int) -> bool:
     missing = count - sum(s["trials"] for s in summary["scenarios"])
     met &= target("trials missing from the summary", missing == 0, str(missing))
     return met
+
+
+def resumed(results: Path) -> list[str]:
+    """`--resume RUN` for the run a kill left, or nothing when none had made its folder."""
+    runs = list(results.iterdir()) if results.is_dir() else []
+    return ["--resume", runs[0].name] if runs else []
 
 
 def count_corrupt(results: Path) -> int:
