@@ -1,8 +1,23 @@
-"""Counts in words for what sounding prints: `1 trial`, `3 trials`, `1 case file`."""
+"""Words for what sounding prints: counts (`1 trial`, `3 trials`) and the name a typo meant."""
 
 from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:
     """`count` and `noun`, the noun plural unless the count is 1 (`plural`, or noun + "s")."""
     return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
+def closest_match(name: str, known: Iterable[str]) -> str | None:
+    """The known name `name` was most likely meant to be, if any is close enough."""
+    found = difflib.get_close_matches(name, list(known), n=1)
+    return found[0] if found else None
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`; did you mean 'x'?` for the known name closest to `name`, or nothing."""
+    close = closest_match(name, known)
+    return f"; did you mean '{close}'?" if close else ""

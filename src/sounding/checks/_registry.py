@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Flag, StrEnum, auto
@@ -11,6 +10,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
 
+from sounding._words import closest_match
 from sounding.checks._base import CheckContext, CheckResult, Params
 
 P = TypeVar("P", bound=Params)
@@ -55,8 +55,7 @@ class UnknownCheckError(LookupError):
 
     def __init__(self, name: str, role: Role, known: list[str]) -> None:
         self.name, self.role, self.known = name, role, known
-        close = difflib.get_close_matches(name, known, n=1)
-        self.closest = close[0] if close else None
+        self.closest = closest_match(name, known)
         hint = f"; did you mean '{self.closest}'?" if self.closest else ""
         kind = "check type" if role is Role.CHECK else "forbidden rule"
         super().__init__(f"unknown {kind} '{name}'{hint} (known: {', '.join(known)})")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import difflib
 import json
 import os
 import re
@@ -26,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from sounding._files import loads
 from sounding._process import end_of, readable, start, stop
+from sounding._words import closest_match
 from sounding.judge._errors import GraderError, JudgeError
 
 GRADERS_DIR = "checks"
@@ -123,8 +123,8 @@ def _refuse_unknown(suite_dir: Path, name: str) -> None:
         return  # a file that does not parse: running the grader says what is wrong with it
     if name in known:
         return
-    close = difflib.get_close_matches(name, known, n=1)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
+    close = closest_match(name, known)
+    hint = f" Did you mean '{close}'?" if close else ""
     raise GraderError(
         f"grader '{name}' is not a top-level function of {suite_dir / GRADERS_DIR}/"
         f"{grader_name(name)[0]}.py.{hint} (graders: {', '.join(known) or 'none'})"

@@ -7,7 +7,6 @@ record with one `RunRecord.model_validate` at the end, which keeps imports linea
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, replace
@@ -17,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sounding._files import json_kind, loads
+from sounding._words import closest_match
 from sounding.record._model import RunRecord, content_text
 
 
@@ -70,8 +70,8 @@ CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 
 def closest(word: str, known: Sequence[str]) -> str:
     """`did you mean 'x'? ` for the known name closest to `word`, or nothing."""
-    close = difflib.get_close_matches(word, known, n=1)
-    return f"did you mean '{close[0]}'? " if close else ""
+    close = closest_match(word, known)
+    return f"did you mean '{close}'? " if close else ""
 
 
 def dump_result(value: Any) -> str:

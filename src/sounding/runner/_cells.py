@@ -6,12 +6,13 @@ declare one, so a typo in a value name fails at load instead of silently running
 
 from __future__ import annotations
 
-import difflib
 import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from sounding._words import did_you_mean
 
 DEFAULT_CELL = "default"
 
@@ -126,5 +127,4 @@ def _check_values(config: CellsConfig) -> None:
 
 
 def _closest(name: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(name, known, n=1)
-    return f"; did you mean '{close[0]}'?" if close else f" (known: {', '.join(known)})"
+    return did_you_mean(name, known) or f" (known: {', '.join(known)})"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from sounding._files import unreadable
 from sounding._process import split_command
+from sounding._words import did_you_mean
 from sounding.runner._cells import Cell, CellError, CellsConfig, build_cells
 from sounding.services import ServiceSettings
 from sounding.spec import case_files
@@ -125,8 +125,7 @@ class Suite:
         by_name = {p.stem: p for p in found}
         for name in names:
             if name not in by_name:
-                close = difflib.get_close_matches(name, list(by_name), n=1)
-                hint = f"; did you mean '{close[0]}'?" if close else ""
+                hint = did_you_mean(name, by_name)
                 raise SuiteConfigError(
                     f"{self.cases_dir}: no case '{name}'{hint} (cases: {', '.join(by_name)})"
                 )
@@ -186,6 +185,4 @@ def _unknown_key(loc: tuple[int | str, ...]) -> str:
             return "unknown key"
         model = annotation
     allowed = list(model.model_fields)
-    close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
-    return f"unknown key{hint} (allowed: {', '.join(allowed)})"
+    return f"unknown key{did_you_mean(str(loc[-1]), allowed)} (allowed: {', '.join(allowed)})"

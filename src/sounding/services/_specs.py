@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -10,6 +9,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from sounding._words import did_you_mean
 from sounding.services._base import RunningService, SpecModel, StartContext, env_prefix
 from sounding.services._http_mock import HttpMockSpec, start_http_mock
 from sounding.services._process import ProcessSpec, process_problems, start_process
@@ -82,8 +82,7 @@ def _unknown_type(kind: Any) -> str:
     known = sorted(SERVICE_TYPES)
     if kind is None:
         return f"type: is missing (one of: {', '.join(known)})"
-    close = difflib.get_close_matches(str(kind), known, n=1)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
+    hint = did_you_mean(str(kind), known)
     return f"unknown service type '{kind}'{hint} (known: {', '.join(known)})"
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+from sounding._words import closest_match
 
 KeyPath = tuple[str | int, ...]
 """Where a value sits in a case file: `("scenarios", 2, "expect", 0)`."""
@@ -25,12 +26,6 @@ def render_key(key: KeyPath) -> str:
         else:
             parts.append(f"[{json.dumps(part)}]")
     return "".join(parts)
-
-
-def closest_match(name: str, allowed: Iterable[str]) -> str | None:
-    """The allowed name `name` was most likely meant to be, if any is close enough."""
-    found = difflib.get_close_matches(name, list(allowed), n=1)
-    return found[0] if found else None
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from sounding._files import given_through_link, link_on_path
-from sounding._words import counted
+from sounding._words import closest_match, counted
 from sounding.checks import Refused, Registry
 from sounding.checks import registry as default_registry
 from sounding.services import validate_service_specs
@@ -26,7 +26,6 @@ from sounding.spec._errors import (
     Locator,
     Problem,
     SpecError,
-    closest_match,
     render_key,
 )
 from sounding.spec._guards import command_refusal, path_refusal
