@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ECHO_AGENT = """
 import os, sys
 prompt = sys.stdin.read()
@@ -416,3 +418,89 @@ def test_a_non_zero_exit_fails_unless_the_scenario_allows_it(suite: Any) -> None
     )
     allowed = suite.run()
     assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+
+
+LOOKUP = {"order_id": "A-1001"}
+TRACES = {  # what an agent built on an SDK may write to SOUNDING_TRACE, as it has it
+    "events": "\n".join(
+        json.dumps(event)
+        for event in (
+            {"type": "user", "text": "where is A-1001?"},
+            {"type": "tool_call", "id": "c1", "name": "lookup_order", "args": LOOKUP},
+            {"type": "tool_result", "id": "c1", "result": "shipped"},
+            {"type": "final", "text": "It has shipped."},
+        )
+    ),
+    "openai": json.dumps(
+        [
+            {"role": "user", "content": "where is A-1001?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "lookup_order", "arguments": json.dumps(LOOKUP)},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "shipped"},
+            {"role": "assistant", "content": "It has shipped."},
+        ]
+    ),
+    "anthropic": json.dumps(
+        [
+            {"role": "user", "content": "where is A-1001?"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "t1", "name": "lookup_order", "input": LOOKUP}
+                ],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "shipped"}],
+            },
+            {"role": "assistant", "content": "It has shipped."},
+        ]
+    ),
+    "otel": (Path(__file__).parents[1] / "fixtures/otel/tool_agent.json").read_text(),
+}
+
+
+@pytest.mark.parametrize("form", sorted(TRACES))
+def test_a_trace_in_any_record_format_is_read(suite: Any, form: str) -> None:
+    suite.write("trace.txt", TRACES[form])
+    suite.agent(
+        """
+        import os, shutil, sys
+        sys.stdin.read()
+        here = os.path.dirname(os.path.abspath(__file__))
+        shutil.copyfile(os.path.join(here, "trace.txt"), os.environ["SOUNDING_TRACE"])
+        """
+    )
+    suite.write(
+        "cases/t.yaml",
+        "scenarios:\n  - id: s\n    user: where is A-1001?\n"
+        "    expect: [{tool_called: {name: lookup_order, args: {order_id: A-1001}}}]\n",
+    )
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    (trial,) = suite.trials(suite.runs()[0])
+    assert trial["record"]["source_format"] == ("jsonl" if form == "events" else form)
+
+
+def test_a_trace_in_no_record_format_is_an_error_naming_the_formats_tried(suite: Any) -> None:
+    suite.agent(
+        """
+        import os, sys
+        sys.stdin.read()
+        open(os.environ["SOUNDING_TRACE"], "w").write('{"hello": "world"}')
+        """
+    )
+    suite.write("cases/t.yaml", "scenarios:\n  - {id: s, user: hi}\n")
+    done = suite.run()
+    assert done.returncode == 3, done.stdout + done.stderr
+    (trial,) = suite.trials(suite.runs()[0])
+    assert "none of the formats tried" in str(trial["reason"])

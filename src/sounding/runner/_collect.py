@@ -61,7 +61,9 @@ def _given(run: AgentRun, trace_path: Path) -> RunRecord | None:
             "write the events of the run, not their bulk (results as text, not files)",
         )
     text = data.decode("utf-8", errors="replace")
-    return parse_record(text, "jsonl", source=str(trace_path)) if text else None
+    # any format `sounding score --record` reads: the event stream, OpenAI or Anthropic
+    # messages, an OTLP/JSON export
+    return parse_record(text, source=str(trace_path)) if text else None
 
 
 def _exit_error(run: AgentRun) -> str:
