@@ -122,6 +122,7 @@ PINNED = {
         "summarize",
     ],
     "sounding.services": [
+        "OtlpReceiver",
         "ServiceError",
         "ServiceEvidence",
         "ServiceSet",

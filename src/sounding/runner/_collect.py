@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 from sounding._files import read_regular
 from sounding.record import RecordError, RunRecord, parse_record
@@ -13,13 +15,18 @@ _TAIL = 2000
 READ_LIMIT = 64 << 20  # bytes of a file the agent wrote (its trace) read, scanned and kept
 
 
-def build_record(turns: list[str], run: AgentRun, trace_path: Path) -> RunRecord:
-    """The trial's record: from the trace when the agent wrote one, else from its output.
+def build_record(
+    turns: list[str], run: AgentRun, trace_path: Path, spans: dict[str, Any] | None = None
+) -> RunRecord:
+    """The trial's record: from the trace when the agent wrote one, else from the spans it
+    exported (`[capture] otlp`), else from its output.
 
     An agent that writes no trace still gets a record: its final answer is what it printed
     (for a callable, what it returned), so plain command-line agents are checkable as they are.
     """
     found = _given(run, trace_path)
+    if found is None and spans is not None:  # exported to the trial's OTLP receiver
+        found = parse_record(json.dumps(spans), "otel", source="the spans the agent exported")
     record = found if found is not None else RunRecord()
     updates: dict[str, object] = {"duration_ms": run.duration_ms}
     if not record.user_turns:

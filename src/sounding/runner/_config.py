@@ -66,10 +66,17 @@ class OutputConfig(_Strict):
     dir: str = "results"
 
 
+class CaptureConfig(_Strict):
+    """What sounding records of the agent from outside it."""
+
+    otlp: bool = False  # an OTLP/HTTP receiver for the agent's OpenTelemetry spans
+
+
 class SuiteFile(_Strict):
     agent: AgentConfig
     defaults: DefaultsConfig = Field(default_factory=DefaultsConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
+    capture: CaptureConfig = Field(default_factory=CaptureConfig)
     judge: dict[str, Any] | None = None
     services: dict[str, dict[str, Any]] = Field(default_factory=dict)
     cells: CellsConfig = Field(default_factory=CellsConfig)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from typing import TYPE_CHECKING
@@ -29,8 +30,14 @@ def prepare_run(suite: Suite, options: RunOptions) -> TrialSettings:
     checked before the first trial."""
     agent, judge = _agent(suite), make_judge(suite)
     _check_drivers(suite)
+    otlp = suite.config.capture.otlp
+    if otlp and importlib.util.find_spec("opentelemetry.proto") is None:
+        raise RunSetupError(
+            f"{suite.root / CONFIG_NAME}: capture.otlp reads the agent's spans with the "
+            "OpenTelemetry protobuf package, which is not installed: pip install 'sounding[otel]'"
+        )
     services = ServiceSettings(keep=options.keep, servers=suite.sql_servers())
-    return TrialSettings(agent, suite.root, judge=judge, service_settings=services)
+    return TrialSettings(agent, suite.root, judge, services, capture_otlp=otlp)
 
 
 def make_judge(suite: Suite, *, rejudge: bool = False) -> JudgeClient | None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import json
 import os
 import shutil
 import signal
@@ -38,7 +40,7 @@ from sounding.runner._workspace import (
     workspace_identity,
 )
 from sounding.scoring import measure_trial
-from sounding.services import ServiceSet, ServiceSettings, start_services
+from sounding.services import OtlpReceiver, ServiceSet, ServiceSettings, start_services
 from sounding.spec import Case, Scenario
 from sounding.store import Trial, TrialKey, write_trial
 from sounding.validators import FinishedTrial, Validation, run_validators
@@ -81,6 +83,11 @@ class TrialPlan:
     def trace(self) -> Path:
         return self.folder / "trace.jsonl"
 
+    @property
+    def spans(self) -> Path:
+        """The OpenTelemetry spans the agent exported, as one OTLP/JSON export."""
+        return self.folder / "spans.json"
+
 
 @dataclass(frozen=True)
 class TrialSettings:
@@ -91,6 +98,7 @@ class TrialSettings:
     judge: Judge | None
     service_settings: ServiceSettings
     base_env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    capture_otlp: bool = False  # a receiver for the agent's OpenTelemetry spans, per trial
 
     @cached_property
     def base_secrets(self) -> dict[str, str]:
@@ -134,7 +142,7 @@ def run_trial(plan: TrialPlan, settings: TrialSettings, watch: AgentWatch) -> Tr
             raise  # the machine's fault, not the trial's: it stays unfinished, for --resume
         write_text(plan.folder / "harness-error.txt", redact(traceback.format_exc(), secrets))
         trial = failed_trial(plan, f"{type(exc).__name__}: {exc}", started).redacted(secrets)
-    _redact_files([plan.trace], secrets)  # once it is read, whatever became of the trial
+    _redact_files([plan.trace, plan.spans], secrets)  # once read, whatever became of the trial
     write_trial(plan.folder, trial)
     return trial
 
@@ -143,13 +151,17 @@ def _run(
     plan: TrialPlan, settings: TrialSettings, started: float, watch: AgentWatch
 ) -> tuple[Trial, dict[str, str]]:
     """The finished trial, and the secret values no stored file of it may hold."""
-    with start_services(
-        plan.case.services,
-        trial_dir=plan.folder,
-        suite_dir=settings.suite_root,
-        settings=settings.service_settings,
-    ) as services:
-        run, attempts, made = _attempts(plan, settings, services.env, watch)
+    with (
+        start_services(
+            plan.case.services,
+            trial_dir=plan.folder,
+            suite_dir=settings.suite_root,
+            settings=settings.service_settings,
+        ) as services,
+        _receiver(settings) as receiver,
+    ):
+        env = {**services.env, **(receiver.env() if receiver else {})}
+        run, attempts, made = _attempts(plan, settings, env, watch)
         if not watch.agent_returned():
             raise TrialAbandoned(plan.key.label)
         if RUNNING.stopping.is_set():  # its agent was killed by Ctrl-C: not a result
@@ -157,8 +169,11 @@ def _run(
         given_env = agent_env(settings, plan)
         secrets = _secrets(settings, plan.scenario, given_env)
         _store_agent_output(plan.folder, run, secrets)
+        spans = receiver.export() if receiver else None
+        if spans is not None:  # kept as they came, redacted with the trace
+            write_text(plan.spans, json.dumps(spans))
         try:
-            record = build_record(plan.cell.turns(plan.scenario.user), run, plan.trace)
+            record = build_record(plan.cell.turns(plan.scenario.user), run, plan.trace, spans)
         except RecordError as exc:  # the trace the agent wrote: its trial's error, not ours
             return failed_trial(plan, str(exc), started, attempts), secrets
         error = _agent_error(run, settings.agent.kind) or _replaced(plan.workspace, made)
@@ -323,6 +338,11 @@ def _turn_input(
     )
 
 
+def _receiver(settings: TrialSettings) -> contextlib.AbstractContextManager[OtlpReceiver | None]:
+    """The trial's own receiver of OpenTelemetry spans, when `[capture] otlp` asks for one."""
+    return OtlpReceiver() if settings.capture_otlp else contextlib.nullcontext()
+
+
 def _sandbox(plan: TrialPlan, settings: TrialSettings) -> Sandbox:
     """The agent sees the system and its suite read-only and may change its workspace, its
     trace and its services' files; the network is on when the case's services need it."""
@@ -330,7 +350,8 @@ def _sandbox(plan: TrialPlan, settings: TrialSettings) -> Sandbox:
     services = plan.folder / "services"
     writable = (plan.workspace, plan.trace, *([services] if services.is_dir() else []))
     mode = settings.agent.network
-    network = mode == "on" or (mode == "auto" and bool(plan.case.services))
+    loopback = bool(plan.case.services) or settings.capture_otlp
+    network = mode == "on" or (mode == "auto" and loopback)
     return Sandbox((settings.suite_root, plan.folder), writable, network)
 
 

@@ -1,4 +1,5 @@
-"""Real services beside the agent, one set per trial: `sql`, `http_mock`, `process`.
+"""Real services beside the agent, one set per trial: `sql`, `http_mock`, `process`; and
+the receiver of an agent's OpenTelemetry spans (`[capture] otlp`).
 
     with start_services(case.services, trial_dir=..., suite_dir=..., settings=...) as services:
         run_agent(env=services.env)
@@ -9,11 +10,13 @@ See docs/services.md for how a case declares them.
 """
 
 from sounding.services._base import ServiceError, ServiceEvidence, ServiceSettings
+from sounding.services._otlp import OtlpReceiver
 from sounding.services._set import ServiceSet, load_service_evidence, start_services
 from sounding.services._specs import validate_service_specs
 from sounding.services._sql_server import missing_driver
 
 __all__ = [
+    "OtlpReceiver",
     "ServiceError",
     "ServiceEvidence",
     "ServiceSet",

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import re
+import selectors
+import socket
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -119,3 +123,44 @@ class RunningService(ABC):
 def env_prefix(name: str) -> str:
     """`SOUNDING_<NAME>`: the name upper-cased, anything not a letter or digit made `_`."""
     return "SOUNDING_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
+
+
+class LoopbackServer(ThreadingHTTPServer):
+    """A threading HTTP server on a free port of 127.0.0.1, served from a thread of this
+    process until `stop()`. A byte on a wake socket ends its loop at once (where
+    `serve_forever` would poll, and add its interval to every trial's teardown). Its
+    handlers reach what started it as `self.server.owner`."""
+
+    daemon_threads = True
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], owner: Any, name: str) -> None:
+        super().__init__(("127.0.0.1", 0), handler)
+        self.owner = owner
+        self.port: int = self.server_address[1]
+        self.closing = threading.Event()
+        self._wake = socket.socketpair()
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _serve(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self, selectors.EVENT_READ)
+            selector.register(self._wake[0], selectors.EVENT_READ)
+            while not self.closing.is_set():
+                for key, _events in selector.select():
+                    if key.fileobj is self and not self.closing.is_set():
+                        self.handle_request()
+
+    def stop(self) -> None:
+        if self.closing.is_set():
+            return
+        self.closing.set()
+        self._wake[1].send(b"x")
+        self._thread.join()
+        self.server_close()
+        for end in self._wake:
+            end.close()

@@ -11,11 +11,9 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import json
-import selectors
-import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
@@ -23,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sounding._files import loads
 from sounding.services._base import (
+    LoopbackServer,
     RunningService,
     ServiceEvidence,
     SpecModel,
@@ -90,25 +89,17 @@ class HttpMockSpec(SpecModel):
         return Reply(status=404, payload={"error": missing})
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, mock: HttpMockService) -> None:
-        self.mock = mock
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-
 class _Handler(BaseHTTPRequestHandler):
     """HTTP/1.1 (so `Expect: 100-continue` is answered), one request per connection."""
 
-    server: _Server
+    server: LoopbackServer
     protocol_version = "HTTP/1.1"
 
     def _answer(self) -> None:
         body = self._read_body()
         path = urlsplit(self.path).path
-        self.server.mock.keep_request(self.command, self.path, self._headers(), body)
-        reply = self.server.mock.spec.reply_for(self.command, path)
+        self.server.owner.keep_request(self.command, self.path, self._headers(), body)
+        reply = self.server.owner.spec.reply_for(self.command, path)
         data, headers = reply.encoded()
         self.send_response(reply.status)
         sizes = {"Content-Length": str(len(data)), "Connection": "close"}
@@ -152,29 +143,12 @@ class HttpMockService(RunningService):
         self.name, self.type, self.spec = spec.name, "http_mock", spec
         self._requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._server = _Server(self)
-        self.port: int = self._server.server_address[1]
-        self._closing = threading.Event()
-        self._wake = socket.socketpair()
-        self._thread = threading.Thread(
-            target=self._serve, name=f"http_mock {spec.name}", daemon=True
-        )
-        self._thread.start()
+        self._server = LoopbackServer(_Handler, self, f"http_mock {spec.name}")
+        self.port: int = self._server.port
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def _serve(self) -> None:
-        """Serve until stop(): a loop that a byte on the wake socket ends at once (where
-        `serve_forever` would poll, and add its interval to every trial's teardown)."""
-        with selectors.DefaultSelector() as selector:
-            selector.register(self._server, selectors.EVENT_READ)
-            selector.register(self._wake[0], selectors.EVENT_READ)
-            while not self._closing.is_set():
-                for key, _events in selector.select():
-                    if key.fileobj is self._server and not self._closing.is_set():
-                        self._server.handle_request()
+        return self._server.url
 
     def keep_request(self, method: str, target: str, headers: dict[str, str], body: bytes) -> None:
         parts = urlsplit(target)
@@ -193,21 +167,14 @@ class HttpMockService(RunningService):
         return {f"{env_prefix(self.name)}_URL": self.url}
 
     def evidence(self) -> ServiceEvidence:
-        url = None if self._closing.is_set() else self.url
+        url = None if self._server.closing.is_set() else self.url
         with self._lock:
             requests = list(self._requests)
         details = {"record": self.spec.record, "port": self.port, "requests": requests}
         return ServiceEvidence(self.name, "http_mock", url, details)
 
     def stop(self) -> None:
-        if self._closing.is_set():
-            return
-        self._closing.set()
-        self._wake[1].send(b"x")
-        self._thread.join()
-        self._server.server_close()
-        for end in self._wake:
-            end.close()
+        self._server.stop()
 
 
 def start_http_mock(spec: HttpMockSpec, context: StartContext) -> HttpMockService:

@@ -1,0 +1,132 @@
+"""`[capture] otlp`: the agent's OpenTelemetry spans become its record, with no code change."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+CASE = """
+scenarios:
+  - id: s
+    user: Where is my order A-1001?
+    expect:
+      - tool_called: {name: lookup_order, args: {order_id: A-1001}}
+      - final_answer_contains: shipped
+"""
+POSTING_AGENT = """
+import gzip, os, sys, urllib.error, urllib.request
+sys.stdin.read()
+here = os.path.dirname(os.path.abspath(__file__))
+body, headers = open(os.path.join(here, "export.bin"), "rb").read(), {}
+for line in open(os.path.join(here, "headers.txt")).read().splitlines():
+    name, _, value = line.partition(": ")
+    headers[name] = value
+target = os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
+try:
+    print(urllib.request.urlopen(urllib.request.Request(target, body, headers)).status)
+except urllib.error.HTTPError as exc:
+    print(exc.code, exc.read().decode())
+"""
+
+
+def _posting(suite: Any, body: bytes, headers: str, case: str) -> None:
+    """An agent that posts `body` with `headers` to its receiver and prints the status."""
+    _capturing(suite, POSTING_AGENT)
+    (suite.root / "export.bin").write_bytes(body)
+    suite.write("headers.txt", headers)
+    suite.write("cases/c.yaml", case)
+
+
+def _capturing(suite: Any, agent: str, extra: str = "") -> None:
+    suite.write("agent.py", agent)
+    suite.write(
+        "sounding.toml",
+        f'[agent]\ncommand = ["{sys.executable}", "{{suite}}/agent.py"]\n{extra}'
+        "[capture]\notlp = true\n",
+    )
+    suite.write("cases/c.yaml", CASE)
+
+
+def _sandboxes() -> list[str]:
+    needed = os.environ.get("SOUNDING_REQUIRE_SERVICES") == "1"
+    return ["none", "bwrap"] if shutil.which("bwrap") or needed else ["none"]
+
+
+@pytest.mark.parametrize("sandbox", _sandboxes())
+def test_spans_from_the_opentelemetry_sdk_are_the_trials_record(suite: Any, sandbox: str) -> None:
+    agent = (FIXTURES / "agents" / "otel_sdk_agent.py").read_text()
+    _capturing(suite, agent, f'sandbox = "{sandbox}"\n')
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    (trial,) = suite.trials(suite.runs()[0])
+    record: dict[str, Any] = trial["record"]  # type: ignore[assignment]
+    assert record["source_format"] == "otel"
+    assert [call["name"] for call in record["tool_calls"]] == ["lookup_order"]
+    assert record["usage"]["input_tokens"] == 50
+    (spans,) = suite.runs()[0].glob("trials/*/*/*/spans.json")
+    assert json.loads(spans.read_text())["resourceSpans"]  # kept as they came
+
+
+def test_an_otlp_json_export_gzipped_is_read_too(suite: Any) -> None:
+    export = gzip.compress((FIXTURES / "otel" / "tool_agent.json").read_bytes())
+    case = (
+        "scenarios:\n  - id: s\n    user: Where is A-1001?\n"
+        "    expect: [{tool_called: {name: track_shipment}}, {final_answer_contains: DHL}]\n"
+    )
+    _posting(suite, export, "Content-Type: application/json\nContent-Encoding: gzip", case)
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_an_export_that_is_not_otlp_is_refused_to_the_exporter(suite: Any) -> None:
+    case = (
+        "scenarios:\n  - id: s\n    user: hi\n"
+        "    expect: [{final_answer_contains: '400 cannot read the export'}]\n"
+    )
+    _posting(suite, b"not protobuf", "Content-Type: application/x-protobuf", case)
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_without_capture_the_agent_gets_no_exporter_settings(suite: Any) -> None:
+    suite.agent(
+        "import os, sys\nsys.stdin.read()\n"
+        "print(sorted(k for k in os.environ if k.startswith('OTEL_EXPORTER')))\n"
+    )
+    suite.write(
+        "cases/c.yaml",
+        "scenarios:\n  - id: s\n    user: hi\n    expect: [{final_answer_contains: '[]'}]\n",
+    )
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+WITHOUT_PROTO = """
+import runpy, sys
+sys.modules["opentelemetry.proto"] = None
+sys.argv = ["sounding", *sys.argv[1:]]
+runpy.run_module("sounding.cli", run_name="__main__")
+"""
+
+
+def test_capture_without_the_otel_extra_is_refused_before_any_trial(suite: Any) -> None:
+    _capturing(suite, "print('ran')\n")
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_PROTO, "run", str(suite.root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "pip install 'sounding[otel]'" in " ".join(done.stderr.split())
+    assert not (suite.root / "results").exists()
