@@ -185,12 +185,36 @@ def _handler(script: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
             reply = script.replies.pop(0) if script.replies else Reply({"error": "unscripted"}, 500)
             if reply.delay:
                 script.wake.wait(reply.delay)
+            if script.received[-1].body.get("stream") and "choices" in reply.body:
+                return self._stream(reply.body)
             data = json.dumps(reply.body).encode()
             self.send_response(reply.status)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+
+        def _stream(self, body: dict[str, Any]) -> None:
+            """A chat completion as the events a streamed one arrives in: the text in two
+            pieces, each tool call's arguments in two."""
+            message = body["choices"][0]["message"]
+            deltas: list[dict[str, Any]] = [{"role": "assistant"}]
+            text = message.get("content") or ""
+            deltas += [{"content": text[: len(text) // 2]}, {"content": text[len(text) // 2 :]}]
+            for index, call in enumerate(message.get("tool_calls") or []):
+                raw, half = call["function"]["arguments"], len(call["function"]["arguments"]) // 2
+                named = {"name": call["function"]["name"], "arguments": raw[:half]}
+                first = {"index": index, "id": call["id"], "type": "function", "function": named}
+                rest = {"index": index, "function": {"arguments": raw[half:]}}
+                deltas += [{"tool_calls": [first]}, {"tool_calls": [rest]}]
+            chunk = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+            events = [{**chunk, "choices": [{"index": 0, "delta": d}]} for d in deltas]
+            data = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("content-length", str(len(data.encode())))
+            self.end_headers()
+            self.wfile.write(data.encode())
 
         def log_message(self, *args: Any) -> None:
             pass

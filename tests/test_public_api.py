@@ -50,6 +50,7 @@ PINNED = {
         "detect_format",
         "formats",
         "load_record",
+        "parse_llm_calls",
         "parse_otel",
         "parse_record",
     ],
@@ -122,6 +123,9 @@ PINNED = {
         "summarize",
     ],
     "sounding.services": [
+        "ANTHROPIC_UPSTREAM",
+        "OPENAI_UPSTREAM",
+        "LlmProxy",
         "OtlpReceiver",
         "ServiceError",
         "ServiceEvidence",

@@ -130,3 +130,62 @@ def test_capture_without_the_otel_extra_is_refused_before_any_trial(suite: Any) 
     assert done.returncode == 2, done.stdout + done.stderr
     assert "pip install 'sounding[otel]'" in " ".join(done.stderr.split())
     assert not (suite.root / "results").exists()
+
+
+SECRET_KEY = "sk-test-do-not-keep-7f3a"
+
+
+def _proxied(suite: Any, agent: str, upstream: str, args: str = "") -> None:
+    suite.write("agent.py", (FIXTURES / "agents" / agent).read_text())
+    suite.write(
+        "sounding.toml",
+        f'[agent]\ncommand = "{sys.executable} {{suite}}/agent.py {args}"\n'
+        f'env = {{OPENAI_API_KEY = "{SECRET_KEY}", ANTHROPIC_API_KEY = "{SECRET_KEY}"}}\n'
+        f'[capture]\nllm = true\nopenai_upstream = "{upstream}/v1"\n'
+        f'anthropic_upstream = "{upstream}"\n',
+    )
+    suite.write("cases/c.yaml", CASE)
+
+
+def _captured(suite: Any) -> dict[str, Any]:
+    (trial,) = suite.trials(suite.runs()[0])
+    for path in suite.runs()[0].rglob("*"):
+        assert not path.is_file() or SECRET_KEY.encode() not in path.read_bytes(), path
+    return trial  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("args", ["", "stream"], ids=["plain", "streamed"])
+def test_an_openai_sdk_agent_is_recorded_through_the_proxy(
+    suite: Any, llm_server: Any, args: str
+) -> None:
+    llm_server.openai_call({"order_id": "A-1001"}, name="lookup_order")
+    llm_server.openai_text("It has shipped, it arrives on Friday.")
+    _proxied(suite, "openai_sdk_agent.py", llm_server.url, args)
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    trial = _captured(suite)
+    record = trial["record"]
+    assert record["source_format"] == "openai"
+    assert record["tool_calls"][0]["result"] == '{"order_id": "A-1001", "status": "shipped"}'
+    assert [r.path for r in llm_server.received] == ["/v1/chat/completions"] * 2
+    (calls,) = suite.runs()[0].glob("trials/*/*/*/llm-calls.json")
+    assert [c["status"] for c in json.loads(calls.read_text())] == [200, 200]
+
+
+def test_an_anthropic_sdk_agent_is_recorded_through_the_proxy(suite: Any, llm_server: Any) -> None:
+    llm_server.anthropic_call({"order_id": "A-1001"}, name="lookup_order")
+    llm_server.anthropic_text("It has shipped.")
+    _proxied(suite, "anthropic_sdk_agent.py", llm_server.url)
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = _captured(suite)["record"]
+    assert record["source_format"] == "anthropic"
+    assert record["usage"]["input_tokens"] == 2  # one token in each scripted answer
+
+
+def test_an_upstream_that_cannot_be_reached_is_told_to_the_agent(suite: Any) -> None:
+    _proxied(suite, "openai_sdk_agent.py", "http://127.0.0.1:9")  # nothing listens there
+    done = suite.run()
+    assert done.returncode == 1, done.stdout + done.stderr  # the agent failed: its trial fails
+    stderr = next(suite.runs()[0].glob("trials/*/*/*/stderr.txt")).read_text()
+    assert "sounding's proxy could not reach http://127.0.0.1:9/v1/chat/completions" in stderr

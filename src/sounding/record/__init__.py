@@ -8,6 +8,7 @@ from sounding.record._detect import (
     load_record,
     parse_record,
 )
+from sounding.record._llm_calls import parse_llm_calls
 from sounding.record._model import (
     SCHEMA,
     Approval,
@@ -39,6 +40,7 @@ __all__ = [
     "detect_format",
     "formats",
     "load_record",
+    "parse_llm_calls",
     "parse_otel",
     "parse_record",
 ]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sounding._files import read_regular
-from sounding.record import RecordError, RunRecord, parse_record
+from sounding.record import RecordError, RunRecord, parse_llm_calls, parse_record
 from sounding.runner._agent import AgentRun
 
 _TAIL = 2000
@@ -16,10 +16,15 @@ READ_LIMIT = 64 << 20  # bytes of a file the agent wrote (its trace) read, scann
 
 
 def build_record(
-    turns: list[str], run: AgentRun, trace_path: Path, spans: dict[str, Any] | None = None
+    turns: list[str],
+    run: AgentRun,
+    trace_path: Path,
+    spans: dict[str, Any] | None = None,
+    calls: list[dict[str, Any]] | None = None,
 ) -> RunRecord:
     """The trial's record: from the trace when the agent wrote one, else from the spans it
-    exported (`[capture] otlp`), else from its output.
+    exported (`[capture] otlp`), else from the model calls it made (`[capture] llm`), else
+    from its output. What the agent printed is its final answer, over the model's last.
 
     An agent that writes no trace still gets a record: its final answer is what it printed
     (for a callable, what it returned), so plain command-line agents are checkable as they are.
@@ -27,6 +32,9 @@ def build_record(
     found = _given(run, trace_path)
     if found is None and spans is not None:  # exported to the trial's OTLP receiver
         found = parse_record(json.dumps(spans), "otel", source="the spans the agent exported")
+    if found is None and calls and (found := parse_llm_calls(calls)) is not None:
+        printed = run.answers[-1].strip() if run.answers else ""
+        found = found.model_copy(update={"final_answer": printed or found.final_answer})
     record = found if found is not None else RunRecord()
     updates: dict[str, object] = {"duration_ms": run.duration_ms}
     if not record.user_turns:

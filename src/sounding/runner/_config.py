@@ -15,7 +15,7 @@ from sounding._files import unreadable
 from sounding._process import split_command
 from sounding._words import did_you_mean
 from sounding.runner._cells import Cell, CellError, CellsConfig, build_cells
-from sounding.services import ServiceSettings
+from sounding.services import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM, ServiceSettings
 from sounding.spec import case_files
 
 CONFIG_NAME = "sounding.toml"
@@ -70,6 +70,13 @@ class CaptureConfig(_Strict):
     """What sounding records of the agent from outside it."""
 
     otlp: bool = False  # an OTLP/HTTP receiver for the agent's OpenTelemetry spans
+    llm: bool = False  # a proxy to the agent's model API (OpenAI, Anthropic)
+    openai_upstream: str = OPENAI_UPSTREAM
+    anthropic_upstream: str = ANTHROPIC_UPSTREAM
+
+    @property
+    def upstreams(self) -> dict[str, str]:
+        return {"openai": self.openai_upstream, "anthropic": self.anthropic_upstream}
 
 
 class SuiteFile(_Strict):

@@ -37,7 +37,9 @@ def prepare_run(suite: Suite, options: RunOptions) -> TrialSettings:
             "OpenTelemetry protobuf package, which is not installed: pip install 'sounding[otel]'"
         )
     services = ServiceSettings(keep=options.keep, servers=suite.sql_servers())
-    return TrialSettings(agent, suite.root, judge, services, capture_otlp=otlp)
+    capture = suite.config.capture
+    llm = capture.upstreams if capture.llm else None
+    return TrialSettings(agent, suite.root, judge, services, capture_otlp=otlp, capture_llm=llm)
 
 
 def make_judge(suite: Suite, *, rejudge: bool = False) -> JudgeClient | None:

@@ -40,7 +40,13 @@ from sounding.runner._workspace import (
     workspace_identity,
 )
 from sounding.scoring import measure_trial
-from sounding.services import OtlpReceiver, ServiceSet, ServiceSettings, start_services
+from sounding.services import (
+    LlmProxy,
+    OtlpReceiver,
+    ServiceSet,
+    ServiceSettings,
+    start_services,
+)
 from sounding.spec import Case, Scenario
 from sounding.store import Trial, TrialKey, write_trial
 from sounding.validators import FinishedTrial, Validation, run_validators
@@ -84,6 +90,11 @@ class TrialPlan:
         return self.folder / "trace.jsonl"
 
     @property
+    def llm_calls(self) -> Path:
+        """The calls to its model API the agent made, each request with its answer."""
+        return self.folder / "llm-calls.json"
+
+    @property
     def spans(self) -> Path:
         """The OpenTelemetry spans the agent exported, as one OTLP/JSON export."""
         return self.folder / "spans.json"
@@ -99,6 +110,7 @@ class TrialSettings:
     service_settings: ServiceSettings
     base_env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     capture_otlp: bool = False  # a receiver for the agent's OpenTelemetry spans, per trial
+    capture_llm: dict[str, str] | None = None  # the upstreams of a proxy to its model API
 
     @cached_property
     def base_secrets(self) -> dict[str, str]:
@@ -142,7 +154,9 @@ def run_trial(plan: TrialPlan, settings: TrialSettings, watch: AgentWatch) -> Tr
             raise  # the machine's fault, not the trial's: it stays unfinished, for --resume
         write_text(plan.folder / "harness-error.txt", redact(traceback.format_exc(), secrets))
         trial = failed_trial(plan, f"{type(exc).__name__}: {exc}", started).redacted(secrets)
-    _redact_files([plan.trace, plan.spans], secrets)  # once read, whatever became of the trial
+    _redact_files(
+        [plan.trace, plan.spans, plan.llm_calls], secrets
+    )  # once read, whatever became of the trial
     write_trial(plan.folder, trial)
     return trial
 
@@ -159,8 +173,10 @@ def _run(
             settings=settings.service_settings,
         ) as services,
         _receiver(settings) as receiver,
+        _proxy(settings) as proxy,
     ):
         env = {**services.env, **(receiver.env() if receiver else {})}
+        env.update(proxy.env() if proxy else {})
         run, attempts, made = _attempts(plan, settings, env, watch)
         if not watch.agent_returned():
             raise TrialAbandoned(plan.key.label)
@@ -172,8 +188,12 @@ def _run(
         spans = receiver.export() if receiver else None
         if spans is not None:  # kept as they came, redacted with the trace
             write_text(plan.spans, json.dumps(spans))
+        calls = proxy.exchanges() if proxy else []
+        if calls:
+            write_text(plan.llm_calls, json.dumps(calls))
         try:
-            record = build_record(plan.cell.turns(plan.scenario.user), run, plan.trace, spans)
+            turns = plan.cell.turns(plan.scenario.user)
+            record = build_record(turns, run, plan.trace, spans, calls)
         except RecordError as exc:  # the trace the agent wrote: its trial's error, not ours
             return failed_trial(plan, str(exc), started, attempts), secrets
         error = _agent_error(run, settings.agent.kind) or _replaced(plan.workspace, made)
@@ -343,6 +363,12 @@ def _receiver(settings: TrialSettings) -> contextlib.AbstractContextManager[Otlp
     return OtlpReceiver() if settings.capture_otlp else contextlib.nullcontext()
 
 
+def _proxy(settings: TrialSettings) -> contextlib.AbstractContextManager[LlmProxy | None]:
+    """The trial's own proxy to the agent's model API, when `[capture] llm` asks for one."""
+    upstreams = settings.capture_llm
+    return LlmProxy(upstreams) if upstreams else contextlib.nullcontext()
+
+
 def _sandbox(plan: TrialPlan, settings: TrialSettings) -> Sandbox:
     """The agent sees the system and its suite read-only and may change its workspace, its
     trace and its services' files; the network is on when the case's services need it."""
@@ -350,7 +376,7 @@ def _sandbox(plan: TrialPlan, settings: TrialSettings) -> Sandbox:
     services = plan.folder / "services"
     writable = (plan.workspace, plan.trace, *([services] if services.is_dir() else []))
     mode = settings.agent.network
-    loopback = bool(plan.case.services) or settings.capture_otlp
+    loopback = bool(plan.case.services) or settings.capture_otlp or bool(settings.capture_llm)
     network = mode == "on" or (mode == "auto" and loopback)
     return Sandbox((settings.suite_root, plan.folder), writable, network)
 

@@ -1,5 +1,6 @@
 """Real services beside the agent, one set per trial: `sql`, `http_mock`, `process`; and
-the receiver of an agent's OpenTelemetry spans (`[capture] otlp`).
+what captures an agent from outside: the receiver of its OpenTelemetry spans
+(`[capture] otlp`) and the proxy to its model API (`[capture] llm`).
 
     with start_services(case.services, trial_dir=..., suite_dir=..., settings=...) as services:
         run_agent(env=services.env)
@@ -10,12 +11,16 @@ See docs/services.md for how a case declares them.
 """
 
 from sounding.services._base import ServiceError, ServiceEvidence, ServiceSettings
+from sounding.services._llm_proxy import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM, LlmProxy
 from sounding.services._otlp import OtlpReceiver
 from sounding.services._set import ServiceSet, load_service_evidence, start_services
 from sounding.services._specs import validate_service_specs
 from sounding.services._sql_server import missing_driver
 
 __all__ = [
+    "ANTHROPIC_UPSTREAM",
+    "OPENAI_UPSTREAM",
+    "LlmProxy",
     "OtlpReceiver",
     "ServiceError",
     "ServiceEvidence",

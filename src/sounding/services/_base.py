@@ -164,3 +164,30 @@ class LoopbackServer(ThreadingHTTPServer):
         self.server_close()
         for end in self._wake:
             end.close()
+
+
+class LoopbackCapture:
+    """A loopback server that keeps, in order, what one trial's agent sends it; stopped by
+    `stop()` or at the end of a `with` block."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], name: str) -> None:
+        self._kept: list[Any] = []
+        self._lock = threading.Lock()
+        self._server = LoopbackServer(handler, self, name)
+
+    def keep(self, *items: Any) -> None:
+        with self._lock:
+            self._kept.extend(items)
+
+    def kept(self) -> list[Any]:
+        with self._lock:
+            return list(self._kept)
+
+    def stop(self) -> None:
+        self._server.stop()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

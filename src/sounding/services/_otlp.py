@@ -13,26 +13,22 @@ when the first protobuf export arrives.
 from __future__ import annotations
 
 import base64
-import threading
 import zlib
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from sounding._files import loads
-from sounding.services._base import LoopbackServer
+from sounding.services._base import LoopbackCapture, LoopbackServer
 
 PATH = "/v1/traces"
 MAX_BODY = 64 << 20  # bytes of one export, as sent and as unpacked
 
 
-class OtlpReceiver:
-    """A started receiver: its server thread and the spans it was sent, in order. Stop it
-    with `stop()` (or a `with` block)."""
+class OtlpReceiver(LoopbackCapture):
+    """A started receiver: its server thread and the spans it was sent, in order."""
 
     def __init__(self) -> None:
-        self._spans: list[Any] = []  # OTLP/JSON `resourceSpans` entries
-        self._lock = threading.Lock()
-        self._server = LoopbackServer(_Handler, self, "otlp receiver")
+        super().__init__(_Handler, "otlp receiver")
 
     def env(self) -> dict[str, str]:
         """The variables every OpenTelemetry SDK reads to export its spans here."""
@@ -44,24 +40,15 @@ class OtlpReceiver:
             "OTEL_TRACES_EXPORTER": "otlp",
         }
 
-    def keep(self, export: Any) -> None:
+    def take(self, export: Any) -> None:
+        """Keep the spans of one export (its `resourceSpans` entries)."""
         spans = export.get("resourceSpans") if isinstance(export, dict) else None
-        with self._lock:
-            self._spans.extend(spans if isinstance(spans, list) else [])
+        self.keep(*(spans if isinstance(spans, list) else []))
 
     def export(self) -> dict[str, Any] | None:
         """Every span received, as one OTLP/JSON export; None when none came."""
-        with self._lock:
-            return {"resourceSpans": list(self._spans)} if self._spans else None
-
-    def stop(self) -> None:
-        self._server.stop()
-
-    def __enter__(self) -> OtlpReceiver:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        spans = self.kept()
+        return {"resourceSpans": spans} if spans else None
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -82,7 +69,7 @@ class _Handler(BaseHTTPRequestHandler):
             export = loads(body) if json_sent else from_protobuf(body)
         except (ValueError, ImportError) as exc:
             return self._reply(400, f"cannot read the export: {exc}".encode())
-        self.server.owner.keep(export)
+        self.server.owner.take(export)
         self._reply(200, b"{}" if json_sent else b"", json_sent)
 
     def _reply(self, status: int, data: bytes, json_sent: bool = True) -> None:
