@@ -266,6 +266,12 @@ def _rescore(run_dir: Path, *, as_json: bool, rejudge: bool) -> ExitCode:
 )
 @click.option("--resume", "resume", metavar="RUN_ID", help="Finish an interrupted run.")
 @click.option("--keep", is_flag=True, help="Keep server databases after each trial.")
+@click.option(
+    "--llm",
+    type=click.Choice(["live", "record", "replay"]),
+    help="The agent's model calls: passed on (live), and kept as cassettes (record), or "
+    "answered from the cassettes with no model (replay). Default: [capture] mode.",
+)
 def run(
     suite_dir: Path,
     cases: tuple[str, ...],
@@ -274,6 +280,7 @@ def run(
     parallel: int | None,
     resume: str | None,
     keep: bool,
+    llm: str | None,
 ) -> None:
     """Run every scenario of SUITE_DIR (or the named CASES) several times and give verdicts."""
     from sounding._process import ending_orphans
@@ -293,7 +300,7 @@ def run(
     from sounding.spec import SpecError
     from sounding.store import ResultsError
 
-    options = RunOptions(list(cases), list(scenarios), trials, parallel, resume, keep)
+    options = RunOptions(list(cases), list(scenarios), trials, parallel, resume, keep, llm)
     started = time.monotonic()
     try:
         suite = load_suite(suite_dir)

@@ -50,7 +50,7 @@ def test_an_errored_scenario_is_an_error_not_a_failure(mixed_run: Path) -> None:
     broken = _cases(junit_report(load_results(mixed_run)))["broken"]
     error = broken.find("error")
     assert error is not None and broken.find("failure") is None
-    assert "trace.jsonl, line 1: " in error.get("message", "")
+    assert "broken#1/trace.jsonl, line 1" in error.get("message", "")
     assert (error.text or "").startswith("3 of 3 trials errored")
 
 

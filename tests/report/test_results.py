@@ -40,7 +40,7 @@ def test_a_trial_gives_its_record_and_artifacts(mixed_run: Path) -> None:
     assert record is not None and record.tools_called == ["lookup"]
     assert "+note for wrong" in (results.text(wrong.trials[0], "diff.patch") or "")
     broken = next(s for s in results.scenarios if s.summary.scenario == "broken")
-    assert broken.pass_rate is None and "trace.jsonl, line 1: " in broken.first_error
+    assert broken.pass_rate is None and "broken#1/trace.jsonl, line 1" in broken.first_error
     assert results.text(broken.trials[0], "no-such-file.txt") is None
 
 

@@ -147,6 +147,13 @@ def _proxied(suite: Any, agent: str, upstream: str, args: str = "") -> None:
     suite.write("cases/c.yaml", CASE)
 
 
+def _shipping(llm_server: Any, suite: Any, args: str = "") -> None:
+    """An OpenAI-client agent whose model asks for one lookup, then answers."""
+    llm_server.openai_call({"order_id": "A-1001"}, name="lookup_order")
+    llm_server.openai_text("It has shipped, it arrives on Friday.")
+    _proxied(suite, "openai_sdk_agent.py", llm_server.url, args)
+
+
 def _captured(suite: Any) -> dict[str, Any]:
     (trial,) = suite.trials(suite.runs()[0])
     for path in suite.runs()[0].rglob("*"):
@@ -158,9 +165,7 @@ def _captured(suite: Any) -> dict[str, Any]:
 def test_an_openai_sdk_agent_is_recorded_through_the_proxy(
     suite: Any, llm_server: Any, args: str
 ) -> None:
-    llm_server.openai_call({"order_id": "A-1001"}, name="lookup_order")
-    llm_server.openai_text("It has shipped, it arrives on Friday.")
-    _proxied(suite, "openai_sdk_agent.py", llm_server.url, args)
+    _shipping(llm_server, suite, args)
     done = suite.run()
     assert done.returncode == 0, done.stdout + done.stderr
     trial = _captured(suite)
@@ -189,3 +194,39 @@ def test_an_upstream_that_cannot_be_reached_is_told_to_the_agent(suite: Any) -> 
     assert done.returncode == 1, done.stdout + done.stderr  # the agent failed: its trial fails
     stderr = next(suite.runs()[0].glob("trials/*/*/*/stderr.txt")).read_text()
     assert "sounding's proxy could not reach http://127.0.0.1:9/v1/chat/completions" in stderr
+
+
+@pytest.mark.parametrize("args", ["", "stream"], ids=["plain", "streamed"])
+def test_a_recorded_run_replays_with_the_same_verdicts_and_no_model(
+    suite: Any, llm_server: Any, args: str
+) -> None:
+    _shipping(llm_server, suite, args)
+    recorded = suite.run("--llm", "record")
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    (cassette,) = (suite.root / "cassettes").rglob("*.json")
+    assert cassette.relative_to(suite.root).as_posix() == "cassettes/default/c/s/1.json"
+    assert SECRET_KEY not in cassette.read_text()
+    asked = llm_server.hits
+
+    replayed = suite.run("--llm", "replay")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert llm_server.hits == asked  # not one call reached the model
+    first, second = (suite.trials(run)[0] for run in suite.runs())
+    assert first["record"]["tool_calls"] == second["record"]["tool_calls"]
+
+
+def test_a_request_the_cassette_cannot_answer_is_an_error_naming_both(
+    suite: Any, llm_server: Any
+) -> None:
+    _shipping(llm_server, suite)
+    assert suite.run("--llm", "record").returncode == 0
+    asked = llm_server.hits
+    suite.write("cases/c.yaml", CASE.replace("Where is my order", "Where is order"))
+    done = suite.run("--llm", "replay")
+    assert done.returncode == 3, done.stdout + done.stderr  # an error, never a fail
+    trial = suite.trials(suite.runs()[-1])[0]
+    assert "cassettes/default/c/s/1.json holds no answer to the agent's openai request" in str(
+        trial["reason"]
+    )
+    assert "POST /chat/completions (key " in str(trial["reason"])
+    assert llm_server.hits == asked

@@ -71,6 +71,7 @@ class CaptureConfig(_Strict):
 
     otlp: bool = False  # an OTLP/HTTP receiver for the agent's OpenTelemetry spans
     llm: bool = False  # a proxy to the agent's model API (OpenAI, Anthropic)
+    mode: Literal["live", "record", "replay"] = "live"  # of that proxy; `--llm` overrides
     openai_upstream: str = OPENAI_UPSTREAM
     anthropic_upstream: str = ANTHROPIC_UPSTREAM
 

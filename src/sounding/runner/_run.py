@@ -72,6 +72,7 @@ class RunOptions:
     parallel: int | None = None
     resume: str | None = None
     keep: bool = False
+    llm: str | None = None  # `--llm live | record | replay`
 
     def as_dict(self) -> dict[str, Any]:
         """As run.json keeps them: `--resume` itself is not a choice of the run."""

@@ -38,8 +38,11 @@ def prepare_run(suite: Suite, options: RunOptions) -> TrialSettings:
         )
     services = ServiceSettings(keep=options.keep, servers=suite.sql_servers())
     capture = suite.config.capture
-    llm = capture.upstreams if capture.llm else None
-    return TrialSettings(agent, suite.root, judge, services, capture_otlp=otlp, capture_llm=llm)
+    mode = options.llm or capture.mode
+    llm = capture.upstreams if capture.llm or mode != "live" else None
+    return TrialSettings(
+        agent, suite.root, judge, services, capture_otlp=otlp, capture_llm=llm, llm_mode=mode
+    )
 
 
 def make_judge(suite: Suite, *, rejudge: bool = False) -> JudgeClient | None:

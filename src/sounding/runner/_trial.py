@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
-from sounding._files import read_regular, write_bytes, write_text
+from sounding._files import loads, read_regular, write_bytes, write_text
 from sounding._sandbox import Sandbox
 from sounding._secrets import (
     redact,
@@ -111,6 +111,7 @@ class TrialSettings:
     base_env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     capture_otlp: bool = False  # a receiver for the agent's OpenTelemetry spans, per trial
     capture_llm: dict[str, str] | None = None  # the upstreams of a proxy to its model API
+    llm_mode: str = "live"  # or "record" (cassettes written) or "replay" (served from them)
 
     @cached_property
     def base_secrets(self) -> dict[str, str]:
@@ -173,7 +174,7 @@ def _run(
             settings=settings.service_settings,
         ) as services,
         _receiver(settings) as receiver,
-        _proxy(settings) as proxy,
+        _proxy(plan, settings) as proxy,
     ):
         env = {**services.env, **(receiver.env() if receiver else {})}
         env.update(proxy.env() if proxy else {})
@@ -189,6 +190,12 @@ def _run(
         if spans is not None:  # kept as they came, redacted with the trace
             write_text(plan.spans, json.dumps(spans))
         calls = proxy.exchanges() if proxy else []
+        if settings.llm_mode == "record":
+            _record(_cassette(plan, settings), calls, secrets)
+        if proxy and proxy.unanswered:
+            reason = _unanswered(plan, settings, proxy)
+            return failed_trial(plan, reason, started, attempts), secrets
+        calls = [{k: v for k, v in call.items() if k != "raw"} for call in calls]
         if calls:
             write_text(plan.llm_calls, json.dumps(calls))
         try:
@@ -363,10 +370,49 @@ def _receiver(settings: TrialSettings) -> contextlib.AbstractContextManager[Otlp
     return OtlpReceiver() if settings.capture_otlp else contextlib.nullcontext()
 
 
-def _proxy(settings: TrialSettings) -> contextlib.AbstractContextManager[LlmProxy | None]:
-    """The trial's own proxy to the agent's model API, when `[capture] llm` asks for one."""
+def _proxy(
+    plan: TrialPlan, settings: TrialSettings
+) -> contextlib.AbstractContextManager[LlmProxy | None]:
+    """The trial's own proxy to the agent's model API, when `[capture] llm` asks for one;
+    with `--llm replay`, one that answers from the trial's cassette alone."""
     upstreams = settings.capture_llm
-    return LlmProxy(upstreams) if upstreams else contextlib.nullcontext()
+    if not upstreams:
+        return contextlib.nullcontext()
+    if settings.llm_mode != "replay":
+        return LlmProxy(upstreams)
+    found = read_regular(_cassette(plan, settings), READ_LIMIT)
+    recorded = loads(found[0]) if found else {}
+    return LlmProxy(upstreams, replay=list(recorded.get("calls") or []))
+
+
+CASSETTE_SCHEMA = "sounding.cassette/1"
+
+
+def _cassette(plan: TrialPlan, settings: TrialSettings) -> Path:
+    """Where a trial's model calls are recorded: one file per cell, case, scenario, trial."""
+    key = plan.key
+    folder = settings.suite_root / "cassettes" / key.cell / key.case / key.scenario
+    return folder / f"{key.trial}.json"
+
+
+def _record(cassette: Path, calls: list[dict[str, Any]], secrets: dict[str, str]) -> None:
+    """Write a cassette: each call's request and answer as they came, with no secret value
+    (an API key travels in a header, which is never kept)."""
+    kept = ("key", "api", "path", "request", "status", "content_type", "raw")
+    document = {"schema": CASSETTE_SCHEMA, "calls": [{k: c.get(k) for k in kept} for c in calls]}
+    cassette.parent.mkdir(parents=True, exist_ok=True)
+    write_text(cassette, redact_json(json.dumps(document, indent=1), secrets))
+
+
+def _unanswered(plan: TrialPlan, settings: TrialSettings, proxy: LlmProxy) -> str:
+    """Why a replayed trial is no measurement: a request its cassette has no answer to."""
+    first = proxy.unanswered[0]
+    more = f" (and {len(proxy.unanswered) - 1} more)" if len(proxy.unanswered) > 1 else ""
+    return (
+        f"--llm replay: {_cassette(plan, settings)} holds no answer to the agent's "
+        f"{first['api']} request POST {first['path']} (key {first['key']}){more}; "
+        "record it again with `sounding run --llm record`"
+    )
 
 
 def _sandbox(plan: TrialPlan, settings: TrialSettings) -> Sandbox:

@@ -11,6 +11,7 @@ and the time it took. One proxy serves one trial, so every call it sees is that 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Iterator
@@ -30,11 +31,26 @@ _HOP = {"host", "content-length", "connection", "accept-encoding", "transfer-enc
 class LlmProxy(LoopbackCapture):
     """A started proxy: its server thread and the exchanges it passed, in order."""
 
-    def __init__(self, upstreams: dict[str, str], timeout: float = 600.0) -> None:
+    def __init__(
+        self,
+        upstreams: dict[str, str],
+        *,
+        replay: list[dict[str, Any]] | None = None,
+        timeout: float = 600.0,
+    ) -> None:
+        """`replay`: the exchanges of a cassette, answered in place of the upstream (which
+        is never called); a request none of them answers is told to the agent as a 400 and
+        listed in `unanswered`."""
         import httpx  # with the first proxy, not with sounding (the SDKs bring it)
 
         self.upstreams = {api: url.rstrip("/") for api, url in upstreams.items()}
         self.client = httpx.Client(timeout=timeout)
+        self.replay: dict[str, list[dict[str, Any]]] | None = None
+        if replay is not None:
+            self.replay = {}
+            for recorded in replay:
+                self.replay.setdefault(str(recorded.get("key")), []).append(recorded)
+        self.unanswered: list[dict[str, Any]] = []
         super().__init__(_Handler, "llm proxy")
 
     def env(self) -> dict[str, str]:
@@ -65,22 +81,54 @@ class _Handler(BaseHTTPRequestHandler):
         api, body = _PREFIXES[prefix], self.rfile.read(size)
         headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
         headers["Accept-Encoding"] = "identity"  # passed on as it comes: nothing to unpack
-        url = proxy.upstreams[api] + self.path[len(prefix) :]
+        path = self.path[len(prefix) :]
+        exchange: dict[str, Any] = {"api": api, "path": path, "key": request_key(path, body)}
+        exchange["request"] = _json(body)
         started = time.monotonic()
+        if proxy.replay is not None:
+            answered = self._replayed(proxy, exchange)
+        else:
+            answered = self._forwarded(proxy, proxy.upstreams[api] + path, body, headers)
+        if answered is None:
+            return
+        exchange["status"], exchange["content_type"], data = answered
+        exchange["response"] = _answer(api, data, exchange["content_type"])
+        exchange["raw"] = data.decode("utf-8", "replace")  # for a cassette; not in the record
+        exchange["ms"] = round((time.monotonic() - started) * 1000, 1)
+        proxy.keep(exchange)
+
+    def _forwarded(
+        self, proxy: LlmProxy, url: str, body: bytes, headers: dict[str, str]
+    ) -> tuple[int, str, bytes] | None:
         request = proxy.client.build_request("POST", url, content=body, headers=headers)
         try:
             answer = proxy.client.send(request, stream=True)
         except Exception as exc:  # the upstream is down or refused us: say so to the agent
-            return self._plain(502, f"sounding's proxy could not reach {url}: {exc}")
+            self._plain(502, f"sounding's proxy could not reach {url}: {exc}")
+            return None
         try:
-            chunks = list(self._relay(answer))
+            data = b"".join(self._relay(answer))
         finally:
             answer.close()
-        exchange = {"api": api, "path": self.path[len(prefix) :], "status": answer.status_code}
-        exchange["request"] = _json(body)
-        exchange["response"] = _answer(api, b"".join(chunks), answer.headers)
-        exchange["ms"] = round((time.monotonic() - started) * 1000, 1)
-        proxy.keep(exchange)
+        return answer.status_code, answer.headers.get("content-type", ""), data
+
+    def _replayed(self, proxy: LlmProxy, exchange: dict[str, Any]) -> tuple[int, str, bytes] | None:
+        assert proxy.replay is not None
+        recorded = proxy.replay.get(exchange["key"])
+        if not recorded:
+            proxy.unanswered.append(exchange)
+            # 400, not 500: a client retries a 500, and no retry can find an answer
+            self._plain(400, "sounding --llm replay: the cassette holds no answer to this request")
+            return None
+        answer = recorded.pop(0)
+        status, kind = int(answer.get("status", 200)), str(answer.get("content_type", ""))
+        data = str(answer.get("raw", "")).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        return status, kind, data
 
     def _relay(self, answer: Any) -> Iterator[bytes]:
         """Pass the answer on as it comes (chunked), and yield what was passed."""
@@ -116,9 +164,20 @@ def _json(data: bytes) -> Any:
         return None
 
 
-def _answer(api: str, data: bytes, headers: Any) -> Any:
+def request_key(path: str, body: bytes) -> str:
+    """What identifies a request in a cassette: its path and its JSON, keys in order."""
+    request = _json(body)
+    text = (
+        json.dumps(request, sort_keys=True)
+        if request is not None
+        else body.decode(errors="replace")
+    )
+    return hashlib.sha256(f"{path}\n{text}".encode()).hexdigest()[:32]
+
+
+def _answer(api: str, data: bytes, content_type: str) -> Any:
     """The answer as one JSON document: as sent, or put together from its stream."""
-    if "text/event-stream" not in headers.get("content-type", ""):
+    if "text/event-stream" not in content_type:
         return _json(data)
     events = []
     for line in data.decode("utf-8", "replace").splitlines():
