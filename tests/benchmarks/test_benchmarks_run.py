@@ -29,6 +29,7 @@ TINY = {
     "bench_rescore.py": ["--trials", "20"],
     "count_many.py": ["--scenarios", "3"],
     "probe_hostile.py": ["--trials", "40", "--kills", "2"],
+    "bench_proxy.py": ["--calls", "5", "--cassette", "5"],
 }
 TARGETS = {
     "bench_score.py": ["time ratio sounding / floor", "sounding peak memory 10 -> 40"],
@@ -37,6 +38,7 @@ TARGETS = {
     "bench_memory.py": ["peak memory, largest run", "flat in the trials (x10)"],
     "bench_rescore.py": ["time ratio rescore_run / floor", "score peak memory 5 -> 20"],
     "count_many.py": [],  # counts, no targets
+    "bench_proxy.py": ["added by the proxy, median", "replayed in"],
     "probe_hostile.py": [
         "false passes",
         "trials unaccounted for",
@@ -133,6 +135,7 @@ def test_peak_memory_is_the_measured_program_s_own(tiny_runs: dict[str, Script])
         ("bench_rescore.py", ["--trials", "0"]),
         ("count_many.py", ["--scenarios", "0"]),
         ("probe_hostile.py", ["--trials", "0"]),
+        ("bench_proxy.py", ["--calls", "0"]),
     ],
 )
 def test_a_size_that_cannot_run_is_refused(name: str, args: list[str]) -> None:

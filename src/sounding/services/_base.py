@@ -146,6 +146,13 @@ class LoopbackServer(ThreadingHTTPServer):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def get_request(self) -> tuple[socket.socket, Any]:
+        """A connection that sends at once: a reply's head and body are two writes, and with
+        Nagle's algorithm the second waits for the client's delayed ACK (40 ms a reply)."""
+        connection, address = super().get_request()
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return connection, address
+
     def _serve(self) -> None:
         with selectors.DefaultSelector() as selector:
             selector.register(self, selectors.EVENT_READ)
