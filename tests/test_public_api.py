@@ -39,6 +39,7 @@ PINNED = {
         "HookDecision",
         "Message",
         "Passage",
+        "Price",
         "RECORD_FORMATS",
         "RecordError",
         "RunRecord",
@@ -53,6 +54,7 @@ PINNED = {
         "parse_llm_calls",
         "parse_otel",
         "parse_record",
+        "priced",
     ],
     "sounding.checks": [
         "CheckContext",

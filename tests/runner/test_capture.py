@@ -177,15 +177,22 @@ def test_an_openai_sdk_agent_is_recorded_through_the_proxy(
     assert [c["status"] for c in json.loads(calls.read_text())] == [200, 200]
 
 
-def test_an_anthropic_sdk_agent_is_recorded_through_the_proxy(suite: Any, llm_server: Any) -> None:
+@pytest.mark.parametrize(("priced", "cost"), [("m", 0.006), ("other-model", None)])
+def test_an_anthropic_sdk_agent_is_recorded_through_the_proxy_with_its_cost(
+    suite: Any, llm_server: Any, priced: str, cost: float | None
+) -> None:
     llm_server.anthropic_call({"order_id": "A-1001"}, name="lookup_order")
     llm_server.anthropic_text("It has shipped.")
     _proxied(suite, "anthropic_sdk_agent.py", llm_server.url)
+    price = f'[prices."{priced}"]\ninput_per_mtok = 1000\noutput_per_mtok = 2000\n'
+    suite.write("sounding.toml", (suite.root / "sounding.toml").read_text() + price)
     done = suite.run()
     assert done.returncode == 0, done.stdout + done.stderr
     record = _captured(suite)["record"]
     assert record["source_format"] == "anthropic"
-    assert record["usage"]["input_tokens"] == 2  # one token in each scripted answer
+    usage = record["usage"]  # one token in and one out in each of the two scripted answers
+    assert (usage["input_tokens"], usage["output_tokens"]) == (2, 2)
+    assert usage["cost_usd"] == (pytest.approx(cost) if cost else None)  # never a guess
 
 
 def test_an_upstream_that_cannot_be_reached_is_told_to_the_agent(suite: Any) -> None:

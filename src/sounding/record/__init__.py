@@ -21,6 +21,7 @@ from sounding.record._model import (
     Usage,
 )
 from sounding.record._otel import parse_otel
+from sounding.record._prices import Price, priced
 from sounding.record._trace import TRACE_ENV, Trace
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "HookDecision",
     "Message",
     "Passage",
+    "Price",
     "RecordError",
     "RunRecord",
     "ToolCall",
@@ -43,4 +45,5 @@ __all__ = [
     "parse_llm_calls",
     "parse_otel",
     "parse_record",
+    "priced",
 ]

@@ -8,19 +8,25 @@ results the agent sent back, the final answer. Tokens are summed over every call
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sounding.record._anthropic import parse_anthropic
 from sounding.record._build import RecordError
 from sounding.record._model import RunRecord, Usage
 from sounding.record._openai import parse_openai
+from sounding.record._prices import Price, cost
 
 SOURCE = "the model calls the agent made"
 
 
-def parse_llm_calls(calls: list[dict[str, Any]]) -> RunRecord | None:
+def parse_llm_calls(
+    calls: list[dict[str, Any]], prices: Mapping[str, Price] | None = None
+) -> RunRecord | None:
     """The record the calls make; None when no call was answered. Each call is
-    `{"api": "openai" | "anthropic", "request": {...}, "response": {...}, "status": 200}`."""
+    `{"api": "openai" | "anthropic", "request": {...}, "response": {...}, "status": 200}`.
+    With `prices`, the cost is each call's tokens at its model's price (None when one of
+    the models has none)."""
     answered = [c for c in calls if c.get("status") == 200 and _conversation(c) is not None]
     if not answered:
         return None
@@ -28,9 +34,11 @@ def parse_llm_calls(calls: list[dict[str, Any]]) -> RunRecord | None:
     record = _conversation(last)
     assert record is not None
     tokens = [_tokens(call) for call in answered]
+    costs = [cost(_model(call), *_tokens(call), prices or {}) for call in answered]
     usage = Usage(
         input_tokens=sum(t[0] for t in tokens),
         output_tokens=sum(t[1] for t in tokens),
+        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
         model=record.model,
     )
     metadata = {**record.metadata, "llm_calls": len(calls)}
@@ -44,7 +52,7 @@ def _conversation(call: dict[str, Any]) -> RunRecord | None:
     messages = request.get("messages")
     if not isinstance(messages, list):
         return None  # not a chat (an embedding, a model list): no conversation in it
-    model = response.get("model") or request.get("model")
+    model = _model(call)
     try:
         if call.get("api") == "anthropic":
             said = {"role": "assistant", "content": response.get("content") or []}
@@ -57,6 +65,12 @@ def _conversation(call: dict[str, Any]) -> RunRecord | None:
         return parse_openai({"messages": [*messages, said], "model": model}, SOURCE)
     except RecordError:
         return None  # a request the importers cannot read is no conversation
+
+
+def _model(call: dict[str, Any]) -> str | None:
+    """The model that answered: as the answer names it, else as the request asked."""
+    named = call["response"].get("model") or call["request"].get("model")
+    return named if isinstance(named, str) else None
 
 
 def _tokens(call: dict[str, Any]) -> tuple[int, int]:

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from sounding._files import read_regular
-from sounding.record import RecordError, RunRecord, parse_llm_calls, parse_record
+from sounding.record import (
+    Price,
+    RecordError,
+    RunRecord,
+    parse_llm_calls,
+    parse_record,
+    priced,
+)
 from sounding.runner._agent import AgentRun
 
 _TAIL = 2000
@@ -21,10 +29,12 @@ def build_record(
     trace_path: Path,
     spans: dict[str, Any] | None = None,
     calls: list[dict[str, Any]] | None = None,
+    prices: Mapping[str, Price] | None = None,
 ) -> RunRecord:
     """The trial's record: from the trace when the agent wrote one, else from the spans it
     exported (`[capture] otlp`), else from the model calls it made (`[capture] llm`), else
     from its output. What the agent printed is its final answer, over the model's last.
+    With `prices`, tokens the record holds no cost for are priced by their model.
 
     An agent that writes no trace still gets a record: its final answer is what it printed
     (for a callable, what it returned), so plain command-line agents are checkable as they are.
@@ -32,7 +42,7 @@ def build_record(
     found = _given(run, trace_path)
     if found is None and spans is not None:  # exported to the trial's OTLP receiver
         found = parse_record(json.dumps(spans), "otel", source="the spans the agent exported")
-    if found is None and calls and (found := parse_llm_calls(calls)) is not None:
+    if found is None and calls and (found := parse_llm_calls(calls, prices)) is not None:
         printed = run.answers[-1].strip() if run.answers else ""
         found = found.model_copy(update={"final_answer": printed or found.final_answer})
     record = found if found is not None else RunRecord()
@@ -49,7 +59,7 @@ def build_record(
         updates["error"] = _exit_error(run)
     if found is None:  # made from what the agent printed or returned, nothing else
         return RunRecord.model_validate(updates)
-    return record.model_copy(update=updates)
+    return priced(record.model_copy(update=updates), prices or {})
 
 
 def _given(run: AgentRun, trace_path: Path) -> RunRecord | None:

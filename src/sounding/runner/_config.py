@@ -66,6 +66,13 @@ class OutputConfig(_Strict):
     dir: str = "results"
 
 
+class PriceConfig(_Strict):
+    """What a model costs, in US dollars per million tokens."""
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
 class CaptureConfig(_Strict):
     """What sounding records of the agent from outside it."""
 
@@ -85,6 +92,7 @@ class SuiteFile(_Strict):
     defaults: DefaultsConfig = Field(default_factory=DefaultsConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
     capture: CaptureConfig = Field(default_factory=CaptureConfig)
+    prices: dict[str, PriceConfig] = Field(default_factory=dict)
     judge: dict[str, Any] | None = None
     services: dict[str, dict[str, Any]] = Field(default_factory=dict)
     cells: CellsConfig = Field(default_factory=CellsConfig)
@@ -101,6 +109,12 @@ class Suite:
     def exists(root: Path) -> bool:
         """Whether `root` is a suite folder (it holds sounding.toml)."""
         return (root / CONFIG_NAME).is_file()
+
+    @property
+    def prices(self) -> dict[str, tuple[float, float]]:
+        """`[prices]`: each model's price per million input and output tokens."""
+        table = self.config.prices
+        return {name: (p.input_per_mtok, p.output_per_mtok) for name, p in table.items()}
 
     @property
     def agent_env(self) -> dict[str, str]:

@@ -41,7 +41,14 @@ def prepare_run(suite: Suite, options: RunOptions) -> TrialSettings:
     mode = options.llm or capture.mode
     llm = capture.upstreams if capture.llm or mode != "live" else None
     return TrialSettings(
-        agent, suite.root, judge, services, capture_otlp=otlp, capture_llm=llm, llm_mode=mode
+        agent,
+        suite.root,
+        judge,
+        services,
+        capture_otlp=otlp,
+        capture_llm=llm,
+        llm_mode=mode,
+        prices=suite.prices,
     )
 
 

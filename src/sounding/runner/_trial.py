@@ -112,6 +112,7 @@ class TrialSettings:
     capture_otlp: bool = False  # a receiver for the agent's OpenTelemetry spans, per trial
     capture_llm: dict[str, str] | None = None  # the upstreams of a proxy to its model API
     llm_mode: str = "live"  # or "record" (cassettes written) or "replay" (served from them)
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)  # `[prices]`
 
     @cached_property
     def base_secrets(self) -> dict[str, str]:
@@ -200,7 +201,7 @@ def _run(
             write_text(plan.llm_calls, json.dumps(calls))
         try:
             turns = plan.cell.turns(plan.scenario.user)
-            record = build_record(turns, run, plan.trace, spans, calls)
+            record = build_record(turns, run, plan.trace, spans, calls, settings.prices)
         except RecordError as exc:  # the trace the agent wrote: its trial's error, not ours
             return failed_trial(plan, str(exc), started, attempts), secrets
         error = _agent_error(run, settings.agent.kind) or _replaced(plan.workspace, made)

@@ -1,0 +1,40 @@
+"""Prices: a model's tokens cost what its price says, and a model with none costs None."""
+
+from __future__ import annotations
+
+import pytest
+
+from sounding.record import RunRecord, Usage, priced
+from sounding.record._prices import cost, price_of
+
+PRICES = {"gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6)}
+
+
+@pytest.mark.parametrize(
+    ("model", "price"),
+    [
+        ("gpt-4o", (2.5, 10.0)),
+        ("gpt-4o-2024-08-06", (2.5, 10.0)),
+        ("gpt-4o-mini-2024-07-18", (0.15, 0.6)),  # the longest name it starts with
+        ("claude-sonnet-4", None),
+        (None, None),
+    ],
+)
+def test_a_model_is_priced_by_its_name_or_the_longest_it_starts_with(
+    model: str | None, price: tuple[float, float] | None
+) -> None:
+    assert price_of(model, PRICES) == price
+
+
+def test_tokens_cost_their_price_per_million() -> None:
+    assert cost("gpt-4o", 1_000_000, 100_000, PRICES) == pytest.approx(3.5)
+    assert cost("unknown", 10, 10, PRICES) is None
+
+
+def test_a_cost_the_agent_reported_is_kept_and_an_unpriced_model_stays_unknown() -> None:
+    reported = RunRecord(usage=Usage(input_tokens=10, cost_usd=0.5, model="gpt-4o"))
+    assert priced(reported, PRICES).usage.cost_usd == 0.5
+    unpriced = RunRecord(usage=Usage(input_tokens=10, model="claude-sonnet-4"))
+    assert priced(unpriced, PRICES).usage.cost_usd is None
+    counted = RunRecord(usage=Usage(input_tokens=2_000_000, model="gpt-4o-mini"))
+    assert priced(counted, PRICES).usage.cost_usd == pytest.approx(0.3)
