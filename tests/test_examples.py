@@ -99,3 +99,52 @@ def test_python3_on_path_is_the_interpreter_running_the_tests() -> None:
         check=False,
     )
     assert (done.returncode, done.stdout.strip()) == (0, sys.prefix), done.stderr
+
+
+AGENTS_SDK = ROOT / "examples/agents-sdk"
+SDK_VERDICTS = ["PASS  orders/shipped  2/2", "PASS  orders/delayed  2/2", "PASS  orders/no-id  2/2"]
+
+
+def _sdk_suite(tmp_path: Path) -> Path:
+    suite = tmp_path / "agents-sdk"
+    shutil.copytree(AGENTS_SDK, suite, ignore=shutil.ignore_patterns("results", "__pycache__"))
+    return suite
+
+
+def _passes_all(done: subprocess.CompletedProcess[str]) -> None:
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert all(any(line.startswith(v) for line in done.stdout.splitlines()) for v in SDK_VERDICTS)
+
+
+def test_the_agents_sdk_example_replays_its_shipped_cassettes_offline(
+    tmp_path: Path, sounding: Any
+) -> None:
+    """As it ships: no model server runs, and the default mode answers from cassettes/."""
+    suite = _sdk_suite(tmp_path)
+    _passes_all(sounding("run", str(suite)))
+    trial = json.loads(
+        next(suite.glob("results/*/trials/*/orders/shipped#1/trial.json")).read_text()
+    )
+    assert [call["name"] for call in trial["record"]["tool_calls"]] == ["lookup_order"]
+    assert trial["record"]["usage"]["cost_usd"] == pytest.approx(6e-05)
+
+
+def test_the_agents_sdk_example_records_against_its_model_server_then_replays_without(
+    tmp_path: Path, sounding: Any
+) -> None:
+    suite = _sdk_suite(tmp_path)
+    shutil.rmtree(suite / "cassettes")
+    server = subprocess.Popen(
+        [sys.executable, str(suite / "model_server.py"), "0"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().split()[-1]  # "scripted model on http://127.0.0.1:N/v1"
+        config = suite / "sounding.toml"
+        config.write_text(config.read_text().replace("http://127.0.0.1:8765/v1", url))
+        _passes_all(sounding("run", str(suite), "--llm", "record"))
+    finally:
+        server.kill()
+        server.communicate()  # reaped, its pipe closed
+    assert len(list((suite / "cassettes").rglob("*.json"))) == 6
+    _passes_all(sounding("run", str(suite), "--llm", "replay"))
