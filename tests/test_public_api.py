@@ -50,6 +50,7 @@ PINNED = {
         "Usage",
         "detect_format",
         "formats",
+        "llm_usage",
         "load_record",
         "parse_llm_calls",
         "parse_otel",

@@ -267,6 +267,11 @@ def _rescore(run_dir: Path, *, as_json: bool, rejudge: bool) -> ExitCode:
 @click.option("--resume", "resume", metavar="RUN_ID", help="Finish an interrupted run.")
 @click.option("--keep", is_flag=True, help="Keep server databases after each trial.")
 @click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0, min_open=True),
+    help="US dollars the trials may spend ([prices]); past it no new trial starts (resumable).",
+)
+@click.option(
     "--llm",
     type=click.Choice(["live", "record", "replay"]),
     help="The agent's model calls: passed on (live), and kept as cassettes (record), or "
@@ -281,6 +286,7 @@ def run(
     resume: str | None,
     keep: bool,
     llm: str | None,
+    max_cost: float | None,
 ) -> None:
     """Run every scenario of SUITE_DIR (or the named CASES) several times and give verdicts."""
     from sounding._process import ending_orphans
@@ -300,7 +306,9 @@ def run(
     from sounding.spec import SpecError
     from sounding.store import ResultsError
 
-    options = RunOptions(list(cases), list(scenarios), trials, parallel, resume, keep, llm)
+    options = RunOptions(
+        list(cases), list(scenarios), trials, parallel, resume, keep, llm, max_cost
+    )
     started = time.monotonic()
     try:
         suite = load_suite(suite_dir)

@@ -237,3 +237,40 @@ def test_a_request_the_cassette_cannot_answer_is_an_error_naming_both(
     )
     assert "POST /chat/completions (key " in str(trial["reason"])
     assert llm_server.hits == asked
+
+
+def test_a_trial_over_its_token_budget_is_refused_further_calls_and_is_an_error(
+    suite: Any, llm_server: Any
+) -> None:
+    llm_server.anthropic_call({"order_id": "A-1001"}, name="lookup_order")
+    llm_server.anthropic_text("It has shipped.")
+    _proxied(suite, "anthropic_sdk_agent.py", llm_server.url)
+    budget = "[defaults]\nmax_tokens = 1\n"
+    suite.write("sounding.toml", budget + (suite.root / "sounding.toml").read_text())
+    done = suite.run()
+    assert done.returncode == 3, done.stdout + done.stderr  # an error, not a fail
+    trial = suite.trials(suite.runs()[0])[0]
+    assert trial["reason"] == "over its budget: 2 tokens, over [defaults] max_tokens = 1"
+    assert llm_server.hits == 1  # the second call never reached the model
+    stderr = next(suite.runs()[0].glob("trials/*/*/*/stderr.txt")).read_text()
+    assert "the trial is over its budget" in stderr  # what the agent's client was told
+
+
+def test_a_run_past_its_max_cost_starts_no_new_trial_and_resumes(
+    suite: Any, llm_server: Any
+) -> None:
+    for _ in range(2):  # two trials, two calls each
+        llm_server.anthropic_call({"order_id": "A-1001"}, name="lookup_order")
+        llm_server.anthropic_text("It has shipped.")
+    _proxied(suite, "anthropic_sdk_agent.py", llm_server.url)
+    price = "[prices.m]\ninput_per_mtok = 1000\noutput_per_mtok = 2000\n"  # 0.006 a trial
+    suite.write("sounding.toml", (suite.root / "sounding.toml").read_text() + price)
+    suite.write("cases/c.yaml", CASE.replace("  - id: s\n", "  - id: s\n    trials: 2\n"))
+    stopped = suite.run("--parallel", "1", "--max-cost", "0.005")
+    assert stopped.returncode == 130, stopped.stdout + stopped.stderr
+    assert "the run spent 0.0060 USD, over --max-cost 0.005" in stopped.stderr
+    assert llm_server.hits == 2
+    (run,) = suite.runs()
+    resumed = suite.run("--resume", run.name)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "PASS  c/s  2/2" in resumed.stdout

@@ -8,7 +8,7 @@ from sounding.record._detect import (
     load_record,
     parse_record,
 )
-from sounding.record._llm_calls import parse_llm_calls
+from sounding.record._llm_calls import llm_usage, parse_llm_calls
 from sounding.record._model import (
     SCHEMA,
     Approval,
@@ -41,6 +41,7 @@ __all__ = [
     "Usage",
     "detect_format",
     "formats",
+    "llm_usage",
     "load_record",
     "parse_llm_calls",
     "parse_otel",

@@ -30,19 +30,27 @@ def parse_llm_calls(
     answered = [c for c in calls if c.get("status") == 200 and _conversation(c) is not None]
     if not answered:
         return None
-    last = answered[-1]
-    record = _conversation(last)
+    record = _conversation(answered[-1])
     assert record is not None
+    usage = llm_usage(calls, prices).model_copy(update={"model": record.model})
+    metadata = {**record.metadata, "llm_calls": len(calls)}
+    return record.model_copy(update={"usage": usage, "metadata": metadata})
+
+
+def llm_usage(calls: list[dict[str, Any]], prices: Mapping[str, Price] | None = None) -> Usage:
+    """The tokens of every answered call, and their cost at each call's model's price (None
+    when one of the models has none)."""
+    answered = [c for c in calls if c.get("status") == 200 and isinstance(c.get("response"), dict)]
     tokens = [_tokens(call) for call in answered]
-    costs = [cost(_model(call), *_tokens(call), prices or {}) for call in answered]
-    usage = Usage(
+    costs = [
+        cost(_model(call), *counts, prices or {})
+        for call, counts in zip(answered, tokens, strict=True)
+    ]
+    return Usage(
         input_tokens=sum(t[0] for t in tokens),
         output_tokens=sum(t[1] for t in tokens),
         cost_usd=None if None in costs else sum(c for c in costs if c is not None),
-        model=record.model,
     )
-    metadata = {**record.metadata, "llm_calls": len(calls)}
-    return record.model_copy(update={"usage": usage, "metadata": metadata})
 
 
 def _conversation(call: dict[str, Any]) -> RunRecord | None:
@@ -69,7 +77,9 @@ def _conversation(call: dict[str, Any]) -> RunRecord | None:
 
 def _model(call: dict[str, Any]) -> str | None:
     """The model that answered: as the answer names it, else as the request asked."""
-    named = call["response"].get("model") or call["request"].get("model")
+    request = call.get("request")
+    asked = request.get("model") if isinstance(request, dict) else None
+    named = call["response"].get("model") or asked
     return named if isinstance(named, str) else None
 
 

@@ -60,6 +60,8 @@ class AgentConfig(_Strict):
 
 class DefaultsConfig(_Strict):
     parallel: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1)  # a trial's budget, input and output
+    max_cost_usd: float | None = Field(default=None, gt=0)  # a trial's budget, at [prices]
 
 
 class OutputConfig(_Strict):

@@ -70,9 +70,12 @@ class TrialPool:
         settings: TrialSettings,
         parallel: int,
         interrupted: Callable[[], bool],
+        max_cost: float | None = None,
     ) -> None:
         self._interrupted = interrupted  # asked between waits: Ctrl-C, as the caller sees it
+        self.max_cost, self.spent = max_cost, 0.0  # US dollars: past it, no trial starts
         self._todo = plans  # made one at a time, as workers take them (`_next`)
+        self.left = count  # trials not yet finished
         self._taking = threading.Lock()
         self._settings = settings
         self._parallel = max(1, min(parallel, count))
@@ -104,6 +107,7 @@ class TrialPool:
                 if item is None:
                     self._workers -= 1
                 else:
+                    self.left -= 1
                     yield item
             yield from self._end_overruns()
 
@@ -127,7 +131,9 @@ class TrialPool:
                 watch = Watch(plan)
                 self._running.add(watch)
                 try:
-                    self._finished.put(run_trial(plan, self._settings, watch))
+                    trial = run_trial(plan, self._settings, watch)
+                    self._spend(trial.cost_usd or 0.0)
+                    self._finished.put(trial)
                 finally:
                     self._running.discard(watch)
         except TrialAbandoned:
@@ -138,6 +144,17 @@ class TrialPool:
             self._finished.put(exc)
             return
         self._finished.put(None)
+
+    @property
+    def over_budget(self) -> bool:
+        return self.max_cost is not None and self.spent > self.max_cost
+
+    def _spend(self, cost: float) -> None:
+        """Count a finished trial's cost; past the budget, no trial starts any more."""
+        with self._taking:
+            self.spent += cost
+            if self.over_budget:
+                self._todo = iter(())
 
     def _next(self) -> TrialPlan | None:
         with self._taking:  # one thread at a time advances the plans
@@ -153,4 +170,5 @@ class TrialPool:
             write_trial(watch.plan.folder, outcome)
             self._workers -= 1
             self._start_worker()  # the abandoned thread's place
+            self.left -= 1
             yield outcome

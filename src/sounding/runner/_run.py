@@ -56,10 +56,10 @@ class RunStopped(Exception):
 
 
 class RunInterrupted(RunStopped):
-    """Ctrl-C: the run stopped as asked."""
+    """Ctrl-C, or a run that spent its `--max-cost`: the run stopped as asked."""
 
-    def __init__(self, finished: int, root: Path | None = None) -> None:
-        super().__init__("interrupted", finished, root)
+    def __init__(self, finished: int, root: Path | None = None, why: str = "interrupted") -> None:
+        super().__init__(why, finished, root)
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,7 @@ class RunOptions:
     resume: str | None = None
     keep: bool = False
     llm: str | None = None  # `--llm live | record | replay`
+    max_cost: float | None = None  # `--max-cost`: US dollars the run may spend
 
     def as_dict(self) -> dict[str, Any]:
         """As run.json keeps them: `--resume` itself is not a choice of the run."""
@@ -146,8 +147,12 @@ def _run(
         pending = _unfinished(planned) if resumed else iter(planned)  # a new run's is empty
         # trials at once: `--parallel`, else `[defaults] parallel`, else the cores
         parallel = options.parallel or suite.config.defaults.parallel or os.cpu_count() or 1
-        pool = TrialPool(pending, len(planned) - done, settings, parallel, hooks.interrupted)
+        count = len(planned) - done
+        pool = TrialPool(pending, count, settings, parallel, hooks.interrupted, options.max_cost)
         _execute(pool, collected, hooks.on_trial)
+        if pool.over_budget and pool.left > 0:
+            spent = f"the run spent {pool.spent:.4f} USD, over --max-cost {options.max_cost}"
+            raise RunInterrupted(collected.ran, layout.root, spent)
     except BaseException as stop:
         collected.discard()
         if isinstance(stop, KeyboardInterrupt):

@@ -49,6 +49,8 @@ def prepare_run(suite: Suite, options: RunOptions) -> TrialSettings:
         capture_llm=llm,
         llm_mode=mode,
         prices=suite.prices,
+        max_tokens=suite.config.defaults.max_tokens,
+        max_cost_usd=suite.config.defaults.max_cost_usd,
     )
 
 

@@ -27,7 +27,7 @@ from sounding._secrets import (
     url_passwords,
 )
 from sounding.checks import Evidence, Judge
-from sounding.record import TRACE_ENV, RecordError, RunRecord
+from sounding.record import TRACE_ENV, RecordError, RunRecord, Usage, llm_usage
 from sounding.runner._agent import RUNNING, AgentRun, TurnInput, run_callable, run_command
 from sounding.runner._cells import Cell
 from sounding.runner._collect import READ_LIMIT, build_record
@@ -113,6 +113,18 @@ class TrialSettings:
     capture_llm: dict[str, str] | None = None  # the upstreams of a proxy to its model API
     llm_mode: str = "live"  # or "record" (cassettes written) or "replay" (served from them)
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)  # `[prices]`
+    max_tokens: int | None = None  # a trial's budget: `[defaults] max_tokens`
+    max_cost_usd: float | None = None  # and `[defaults] max_cost_usd`
+
+    def over_budget(self, usage: Usage) -> str | None:
+        """Why `usage` is past a trial's budget, or None when it is within (or has none)."""
+        tokens = usage.input_tokens + usage.output_tokens
+        if self.max_tokens is not None and tokens > self.max_tokens:
+            return f"{tokens:,} tokens, over [defaults] max_tokens = {self.max_tokens:,}"
+        spent = usage.cost_usd
+        if self.max_cost_usd is not None and spent is not None and spent > self.max_cost_usd:
+            return f"{spent:.4f} USD, over [defaults] max_cost_usd = {self.max_cost_usd}"
+        return None
 
     @cached_property
     def base_secrets(self) -> dict[str, str]:
@@ -204,6 +216,11 @@ def _run(
             record = build_record(turns, run, plan.trace, spans, calls, settings.prices)
         except RecordError as exc:  # the trace the agent wrote: its trial's error, not ours
             return failed_trial(plan, str(exc), started, attempts), secrets
+        spent = settings.over_budget(record.usage)
+        if spent is not None:  # what the agent did past its budget is not measured
+            return failed_trial(
+                plan, f"over its budget: {spent}", started, attempts, record
+            ), secrets
         error = _agent_error(run, settings.agent.kind) or _replaced(plan.workspace, made)
         if error:
             return failed_trial(plan, error, started, attempts, record), secrets
@@ -379,11 +396,15 @@ def _proxy(
     upstreams = settings.capture_llm
     if not upstreams:
         return contextlib.nullcontext()
+
+    def over(calls: list[dict[str, Any]]) -> str | None:
+        return settings.over_budget(llm_usage(calls, settings.prices))
+
     if settings.llm_mode != "replay":
-        return LlmProxy(upstreams)
+        return LlmProxy(upstreams, over_budget=over)
     found = read_regular(_cassette(plan, settings), READ_LIMIT)
     recorded = loads(found[0]) if found else {}
-    return LlmProxy(upstreams, replay=list(recorded.get("calls") or []))
+    return LlmProxy(upstreams, replay=list(recorded.get("calls") or []), over_budget=over)
 
 
 CASSETTE_SCHEMA = "sounding.cassette/1"

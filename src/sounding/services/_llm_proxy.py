@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -36,11 +36,14 @@ class LlmProxy(LoopbackCapture):
         upstreams: dict[str, str],
         *,
         replay: list[dict[str, Any]] | None = None,
+        over_budget: Callable[[list[dict[str, Any]]], str | None] | None = None,
         timeout: float = 600.0,
     ) -> None:
         """`replay`: the exchanges of a cassette, answered in place of the upstream (which
         is never called); a request none of them answers is told to the agent as a 400 and
-        listed in `unanswered`."""
+        listed in `unanswered`. `over_budget` says why the exchanges so far spent the
+        trial's budget, if they did: every later request is then refused (a 400 saying so),
+        which stops an agent's model loop."""
         import httpx  # with the first proxy, not with sounding (the SDKs bring it)
 
         self.upstreams = {api: url.rstrip("/") for api, url in upstreams.items()}
@@ -51,6 +54,7 @@ class LlmProxy(LoopbackCapture):
             for recorded in replay:
                 self.replay.setdefault(str(recorded.get("key")), []).append(recorded)
         self.unanswered: list[dict[str, Any]] = []
+        self.over_budget = over_budget or (lambda exchanges: None)
         super().__init__(_Handler, "llm proxy")
 
     def env(self) -> dict[str, str]:
@@ -79,6 +83,8 @@ class _Handler(BaseHTTPRequestHandler):
         if prefix is None or size > MAX_BODY:
             return self._plain(404 if prefix is None else 413, "not a model API request")
         api, body = _PREFIXES[prefix], self.rfile.read(size)
+        if (why := proxy.over_budget(proxy.exchanges())) is not None:
+            return self._plain(400, f"sounding: the trial is over its budget ({why})")
         headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
         headers["Accept-Encoding"] = "identity"  # passed on as it comes: nothing to unpack
         path = self.path[len(prefix) :]
