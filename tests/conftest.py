@@ -173,6 +173,10 @@ class ScriptedLLM:
     def anthropic_text(self, text: str) -> None:
         self.anthropic_blocks({"type": "text", "text": text})
 
+    def answer(self, body: dict[str, Any]) -> None:
+        """Any answer, as given (the Responses API's, say)."""
+        self.replies.append(Reply(body))
+
     def error(self, status: int, message: str) -> None:
         self.replies.append(Reply({"error": {"message": message, "type": "x"}}, status=status))
 

@@ -274,3 +274,29 @@ def test_a_run_past_its_max_cost_starts_no_new_trial_and_resumes(
     resumed = suite.run("--resume", run.name)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "PASS  c/s  2/2" in resumed.stdout
+
+
+def _response(*output: dict[str, Any]) -> dict[str, Any]:
+    """A Responses API answer, as the scripted model gives it."""
+    usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+    head = {"id": "resp_1", "object": "response", "created_at": 0, "model": "m"}
+    rest = {"status": "completed", "parallel_tool_calls": True, "tool_choice": "auto"}
+    return {**head, **rest, "tools": [], "output": list(output), "usage": usage}
+
+
+def test_an_agent_on_the_responses_api_is_recorded_through_the_proxy(
+    suite: Any, llm_server: Any
+) -> None:
+    arguments = json.dumps({"order_id": "A-1001"})
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "lookup_order"}
+    said = {"type": "output_text", "text": "It has shipped.", "annotations": []}
+    text = {"type": "message", "id": "msg_1", "role": "assistant", "content": [said]}
+    llm_server.answer(_response({**call, "arguments": arguments}))
+    llm_server.answer(_response({**text, "status": "completed"}))
+    _proxied(suite, "openai_responses_agent.py", llm_server.url)
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = _captured(suite)["record"]
+    assert [r.path for r in llm_server.received] == ["/v1/responses"] * 2
+    assert record["tool_calls"][0]["result"] == '{"order_id": "A-1001", "status": "shipped"}'
+    assert (record["usage"]["input_tokens"], record["usage"]["output_tokens"]) == (20, 10)

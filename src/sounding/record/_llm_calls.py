@@ -58,6 +58,9 @@ def _conversation(call: dict[str, Any]) -> RunRecord | None:
     if not isinstance(request, dict) or not isinstance(response, dict):
         return None
     messages = request.get("messages")
+    if call.get("api") == "openai" and "input" in request:  # the Responses API
+        messages = _as_chat(request, response)
+        response = {"choices": [{"message": messages.pop()}]}
     if not isinstance(messages, list):
         return None  # not a chat (an embedding, a model list): no conversation in it
     model = _model(call)
@@ -73,6 +76,57 @@ def _conversation(call: dict[str, Any]) -> RunRecord | None:
         return parse_openai({"messages": [*messages, said], "model": model}, SOURCE)
     except RecordError:
         return None  # a request the importers cannot read is no conversation
+
+
+def _as_chat(request: dict[str, Any], response: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Responses API exchange as chat messages: the instructions, the input items, then
+    one assistant message made of the output items (the answer, last)."""
+    given = request["input"]
+    items = [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
+    instructions = request.get("instructions")
+    chat: list[dict[str, Any]] = []
+    if isinstance(instructions, str):
+        chat.append({"role": "system", "content": instructions})
+    for item in items:
+        _add_item(chat, item)
+    chat.append({"role": "assistant", "content": None})
+    for item in response.get("output") or []:
+        _add_item(chat, item)
+    return chat
+
+
+def _add_item(chat: list[dict[str, Any]], item: Any) -> None:
+    """One Responses API item onto the chat: a call or a text of the assistant joins the
+    assistant message before it; a tool's output, or a message of another role, is a
+    message of its own; other items (reasoning, a web search) are no turn of the chat."""
+    kind = item.get("type", "message") if isinstance(item, dict) else None
+    if kind == "function_call_output":
+        output = {
+            "role": "tool",
+            "tool_call_id": item.get("call_id"),
+            "content": item.get("output"),
+        }
+        chat.append(output)
+        return
+    if kind not in ("function_call", "message"):
+        return
+    role = "assistant" if kind == "function_call" else item.get("role", "assistant")
+    if role != "assistant" or not chat or chat[-1]["role"] != "assistant":
+        chat.append({"role": role, "content": None})
+    last = chat[-1]
+    if kind == "function_call":
+        function = {"name": item.get("name"), "arguments": item.get("arguments")}
+        call = {"id": item.get("call_id"), "type": "function", "function": function}
+        last.setdefault("tool_calls", []).append(call)
+    else:
+        last["content"] = (last["content"] or "") + _item_text(item.get("content"))
+
+
+def _item_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return "".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
 
 
 def _model(call: dict[str, Any]) -> str | None:

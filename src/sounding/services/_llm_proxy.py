@@ -190,6 +190,9 @@ def _answer(api: str, data: bytes, content_type: str) -> Any:
         if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
             events.append(_json(line[5:].strip().encode()))
     events = [e for e in events if isinstance(e, dict)]
+    completed = [e["response"] for e in events if e.get("type") == "response.completed"]
+    if completed:  # the Responses API: its last event holds the whole response
+        return completed[-1]
     return _openai_stream(events) if api == "openai" else _anthropic_stream(events)
 
 
