@@ -173,6 +173,12 @@ class LoopbackServer(ThreadingHTTPServer):
             end.close()
 
 
+CAPTURE_LIMIT = 64 << 20
+"""Bytes an agent may send one capture in a trial, all its requests together: past it they
+are refused (a 413), so no agent can fill sounding's memory, and what was kept stays within
+what a stored file may hold."""
+
+
 class LoopbackCapture:
     """A loopback server that keeps, in order, what one trial's agent sends it; stopped by
     `stop()` or at the end of a `with` block."""
@@ -180,7 +186,16 @@ class LoopbackCapture:
     def __init__(self, handler: type[BaseHTTPRequestHandler], name: str) -> None:
         self._kept: list[Any] = []
         self._lock = threading.Lock()
+        self._received = 0
         self._server = LoopbackServer(handler, self, name)
+
+    def admit(self, size: int) -> bool:
+        """Whether `size` more bytes fit in what this capture takes (`CAPTURE_LIMIT`)."""
+        with self._lock:
+            if self._received + size > CAPTURE_LIMIT:
+                return False
+            self._received += size
+            return True
 
     def keep(self, *items: Any) -> None:
         with self._lock:

@@ -19,11 +19,10 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from sounding._files import loads
-from sounding.services._base import LoopbackCapture, LoopbackServer
+from sounding.services._base import CAPTURE_LIMIT, LoopbackCapture, LoopbackServer
 
 OPENAI_UPSTREAM = "https://api.openai.com/v1"
 ANTHROPIC_UPSTREAM = "https://api.anthropic.com"
-MAX_BODY = 64 << 20  # bytes of one request
 _PREFIXES = {"/openai": "openai", "/anthropic": "anthropic"}
 _HOP = {"host", "content-length", "connection", "accept-encoding", "transfer-encoding"}
 
@@ -80,8 +79,10 @@ class _Handler(BaseHTTPRequestHandler):
         proxy: LlmProxy = self.server.owner
         prefix = next((p for p in _PREFIXES if self.path.startswith(p + "/")), None)
         size = int(self.headers.get("Content-Length") or 0)
-        if prefix is None or size > MAX_BODY:
-            return self._plain(404 if prefix is None else 413, "not a model API request")
+        if prefix is None:
+            return self._plain(404, "not a model API request: ask under /openai or /anthropic")
+        if not proxy.admit(size):
+            return self._plain(413, f"a trial may send its model at most {CAPTURE_LIMIT} bytes")
         api, body = _PREFIXES[prefix], self.rfile.read(size)
         if (why := proxy.over_budget(proxy.exchanges())) is not None:
             return self._plain(400, f"sounding: the trial is over its budget ({why})")
@@ -156,6 +157,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")  # a body left unread ends the connection
         self.end_headers()
         self.wfile.write(data)
 

@@ -18,10 +18,9 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from sounding._files import loads
-from sounding.services._base import LoopbackCapture, LoopbackServer
+from sounding.services._base import CAPTURE_LIMIT, LoopbackCapture, LoopbackServer
 
 PATH = "/v1/traces"
-MAX_BODY = 64 << 20  # bytes of one export, as sent and as unpacked
 
 
 class OtlpReceiver(LoopbackCapture):
@@ -59,8 +58,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.split("?")[0].rstrip("/") != PATH:
             return self._reply(404, b"post spans to /v1/traces")
         size = int(self.headers.get("Content-Length") or 0)
-        if size > MAX_BODY:
-            return self._reply(413, f"an export of over {MAX_BODY} bytes".encode())
+        if not self.server.owner.admit(size):
+            return self._reply(413, f"a trial may send at most {CAPTURE_LIMIT} bytes".encode())
         body = self.rfile.read(size)
         json_sent = "json" in self.headers.get("Content-Type", "")
         try:
@@ -87,9 +86,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 def _gunzip(body: bytes) -> bytes:
     unpack = zlib.decompressobj(wbits=31)
-    data = unpack.decompress(body, MAX_BODY)
+    data = unpack.decompress(body, CAPTURE_LIMIT)
     if unpack.unconsumed_tail:
-        raise ValueError(f"it unpacks to over {MAX_BODY} bytes")
+        raise ValueError(f"it unpacks to over {CAPTURE_LIMIT} bytes")
     return data
 
 
