@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import selectors
 import socket
+import sys
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -152,6 +153,12 @@ class LoopbackServer(ThreadingHTTPServer):
         connection, address = super().get_request()
         connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return connection, address
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet when the client went away mid-reply (an agent killed at its timeout): that
+        is the trial's business, not a traceback on the harness's stderr."""
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
 
     def _serve(self) -> None:
         with selectors.DefaultSelector() as selector:
