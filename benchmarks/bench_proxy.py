@@ -121,7 +121,7 @@ def replay(size: int) -> None:
             ],
         }
         raw = json.dumps({"choices": [{"message": {"role": "assistant", "content": "ok"}}]})
-        key = request_key("/chat/completions", json.dumps(body).encode())
+        key = request_key("/chat/completions", body)
         cassette.append({"key": key, "status": 200, "content_type": "application/json", "raw": raw})
     with LlmProxy({}, replay=cassette) as proxy:
         started = time.perf_counter()

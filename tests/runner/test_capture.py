@@ -300,3 +300,17 @@ def test_an_agent_on_the_responses_api_is_recorded_through_the_proxy(
     assert [r.path for r in llm_server.received] == ["/v1/responses"] * 2
     assert record["tool_calls"][0]["result"] == '{"order_id": "A-1001", "status": "shipped"}'
     assert (record["usage"]["input_tokens"], record["usage"]["output_tokens"]) == (20, 10)
+
+
+def test_a_cassette_that_is_not_one_is_an_error_naming_it(suite: Any, llm_server: Any) -> None:
+    _shipping(llm_server, suite)
+    cassette = suite.root / "cassettes/default/c/s/1.json"
+    cassette.parent.mkdir(parents=True)
+    cassette.write_text('{"schema": "sounding.cassette/1", "calls": "truncated')
+    done = suite.run("--llm", "replay")
+    assert done.returncode == 3, done.stdout + done.stderr
+    trial = suite.trials(suite.runs()[0])[0]
+    assert str(trial["reason"]).startswith(f"{cassette} is not JSON")
+    assert "record it again with `sounding run --llm record`" in str(trial["reason"])
+    assert not list(suite.runs()[0].glob("trials/*/*/*/harness-error.txt"))
+    assert llm_server.hits == 0

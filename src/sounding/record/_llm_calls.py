@@ -27,11 +27,10 @@ def parse_llm_calls(
     `{"api": "openai" | "anthropic", "request": {...}, "response": {...}, "status": 200}`.
     With `prices`, the cost is each call's tokens at its model's price (None when one of
     the models has none)."""
-    answered = [c for c in calls if c.get("status") == 200 and _conversation(c) is not None]
-    if not answered:
+    answered = (c for c in reversed(calls) if c.get("status") == 200)
+    record = next((r for c in answered if (r := _conversation(c)) is not None), None)
+    if record is None:
         return None
-    record = _conversation(answered[-1])
-    assert record is not None
     usage = llm_usage(calls, prices).model_copy(update={"model": record.model})
     metadata = {**record.metadata, "llm_calls": len(calls)}
     return record.model_copy(update={"usage": usage, "metadata": metadata})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,6 +13,7 @@ from sounding.record import (
     RecordError,
     RunRecord,
     parse_llm_calls,
+    parse_otel,
     parse_record,
     priced,
 )
@@ -41,7 +41,7 @@ def build_record(
     """
     found = _given(run, trace_path)
     if found is None and spans is not None:  # exported to the trial's OTLP receiver
-        found = parse_record(json.dumps(spans), "otel", source="the spans the agent exported")
+        found = parse_otel(spans, "the spans the agent exported")
     if found is None and calls and (found := parse_llm_calls(calls, prices)) is not None:
         printed = run.answers[-1].strip() if run.answers else ""
         found = found.model_copy(update={"final_answer": printed or found.final_answer})

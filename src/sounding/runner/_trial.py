@@ -163,6 +163,8 @@ def run_trial(plan: TrialPlan, settings: TrialSettings, watch: AgentWatch) -> Tr
         trial = trial.redacted(secrets)  # here too: what the agent left must serialize
     except (TrialInterrupted, TrialAbandoned):
         raise
+    except CassetteError as exc:  # the suite's file, not a fault of the harness
+        trial = failed_trial(plan, str(exc), started).redacted(secrets)
     except Exception as exc:  # the runner boundary: one broken trial never stops the others
         if isinstance(exc, OSError) and exc.errno in NO_SPACE:
             raise  # the machine's fault, not the trial's: it stays unfinished, for --resume
@@ -402,9 +404,7 @@ def _proxy(
 
     if settings.llm_mode != "replay":
         return LlmProxy(upstreams, over_budget=over)
-    found = read_regular(_cassette(plan, settings), READ_LIMIT)
-    recorded = loads(found[0]) if found else {}
-    return LlmProxy(upstreams, replay=list(recorded.get("calls") or []), over_budget=over)
+    return LlmProxy(upstreams, replay=_recorded(_cassette(plan, settings)), over_budget=over)
 
 
 CASSETTE_SCHEMA = "sounding.cassette/1"
@@ -424,6 +424,29 @@ def _record(cassette: Path, calls: list[dict[str, Any]], secrets: dict[str, str]
     document = {"schema": CASSETTE_SCHEMA, "calls": [{k: c.get(k) for k in kept} for c in calls]}
     cassette.parent.mkdir(parents=True, exist_ok=True)
     write_text(cassette, redact_json(json.dumps(document, indent=1), secrets))
+
+
+def _recorded(cassette: Path) -> list[dict[str, Any]]:
+    """The calls a cassette holds: none when there is no cassette (every request is then
+    unanswered, and says so); a file that is no cassette is refused, naming it."""
+    found = read_regular(cassette, READ_LIMIT)
+    if found is None:
+        return []
+    try:
+        document = loads(found[0])
+    except ValueError as exc:
+        document = f"not JSON ({exc})"
+    calls = document.get("calls") if isinstance(document, dict) else None
+    if not isinstance(calls, list) or not all(isinstance(call, dict) for call in calls):
+        why = document if isinstance(document, str) else f"no {CASSETTE_SCHEMA} document"
+        raise CassetteError(
+            f"{cassette} is {why}: record it again with `sounding run --llm record`"
+        )
+    return calls
+
+
+class CassetteError(ValueError):
+    """A cassette that cannot be read: the trial it belongs to is an error naming it."""
 
 
 def _unanswered(plan: TrialPlan, settings: TrialSettings, proxy: LlmProxy) -> str:

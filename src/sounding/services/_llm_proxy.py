@@ -89,8 +89,9 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
         headers["Accept-Encoding"] = "identity"  # passed on as it comes: nothing to unpack
         path = self.path[len(prefix) :]
-        exchange: dict[str, Any] = {"api": api, "path": path, "key": request_key(path, body)}
-        exchange["request"] = _json(body)
+        request = _json(body)
+        key = request_key(path, body if request is None else request)
+        exchange: dict[str, Any] = {"api": api, "path": path, "key": key, "request": request}
         started = time.monotonic()
         if proxy.replay is not None:
             answered = self._replayed(proxy, exchange)
@@ -172,14 +173,13 @@ def _json(data: bytes) -> Any:
         return None
 
 
-def request_key(path: str, body: bytes) -> str:
-    """What identifies a request in a cassette: its path and its JSON, keys in order."""
-    request = _json(body)
-    text = (
-        json.dumps(request, sort_keys=True)
-        if request is not None
-        else body.decode(errors="replace")
-    )
+def request_key(path: str, request: Any) -> str:
+    """What identifies a request in a cassette: its path and its JSON, keys in order (or
+    its bytes, for a body that is not JSON)."""
+    if isinstance(request, bytes):
+        text = request.decode(errors="replace")
+    else:
+        text = json.dumps(request, sort_keys=True)
     return hashlib.sha256(f"{path}\n{text}".encode()).hexdigest()[:32]
 
 
