@@ -142,9 +142,11 @@ def test_the_agents_sdk_example_records_against_its_model_server_then_replays_wi
         url = server.stdout.readline().split()[-1]  # "scripted model on http://127.0.0.1:N/v1"
         config = suite / "sounding.toml"
         config.write_text(config.read_text().replace("http://127.0.0.1:8765/v1", url))
-        _passes_all(sounding("run", str(suite), "--llm", "record"))
+        recorded = sounding("run", str(suite), "--scenario", "shipped", "--llm", "record")
+        assert recorded.returncode == 0 and SDK_VERDICTS[0] in recorded.stdout, recorded.stdout
     finally:
         server.kill()
         server.communicate()  # reaped, its pipe closed
-    assert len(list((suite / "cassettes").rglob("*.json"))) == 6
-    _passes_all(sounding("run", str(suite), "--llm", "replay"))
+    assert len(list((suite / "cassettes").rglob("*.json"))) == 2  # one per trial
+    replayed = sounding("run", str(suite), "--scenario", "shipped", "--llm", "replay")
+    assert replayed.returncode == 0 and SDK_VERDICTS[0] in replayed.stdout, replayed.stdout
