@@ -157,7 +157,8 @@ class ScriptedLLM:
     def openai_message(self, message: dict[str, Any], delay: float = 0.0) -> None:
         choice = {"index": 0, "finish_reason": "stop", "message": message}
         body = {"id": "x", "object": "chat.completion", "created": 0, "model": "m"}
-        self.replies.append(Reply({**body, "choices": [choice]}, delay=delay))
+        usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+        self.replies.append(Reply({**body, "choices": [choice], "usage": usage}, delay=delay))
 
     # ---- Anthropic messages ---------------------------------------------------------------
 

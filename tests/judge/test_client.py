@@ -158,6 +158,24 @@ def test_a_second_identical_request_is_answered_from_the_cache(
     assert stored["values"] == GOOD and stored["provenance"]["model"] == "judge-model"
 
 
+def test_a_verdict_counts_the_tokens_its_call_spent_and_a_cached_one_none(
+    llm_server: ScriptedLLM, tmp_path: Path
+) -> None:
+    llm_server.openai_call(GOOD)
+    client = _client(llm_server, tmp_path)
+    trial, other = client.metered(), client.metered()
+    first = trial.verdict(_request())
+    assert first.usage is not None
+    assert (first.usage.input_tokens, first.usage.output_tokens, first.usage.model) == (
+        100,
+        20,
+        "m",  # the model that answered, as the server named it
+    )
+    assert trial.spent == [first.usage] and other.spent == [] and client.spent == []
+    again = other.verdict(_request())
+    assert again.cached and again.usage is None and other.spent == []
+
+
 def test_rejudge_asks_again_and_replaces_the_cached_verdict(
     llm_server: ScriptedLLM, tmp_path: Path
 ) -> None:
@@ -291,5 +309,7 @@ def test_anthropic_malformed_input_is_an_error(llm_server: ScriptedLLM) -> None:
 
 def test_anthropic_text_for_graders(llm_server: ScriptedLLM) -> None:
     llm_server.anthropic_text("0.7 because it is short")
-    assert _anthropic(llm_server).text("Rate it") == "0.7 because it is short"
+    client = _anthropic(llm_server).metered()
+    assert client.text("Rate it") == "0.7 because it is short"
     assert "system" not in llm_server.last()
+    assert [(u.input_tokens, u.output_tokens, u.model) for u in client.spent] == [(1, 1, "m")]

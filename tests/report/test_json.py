@@ -49,6 +49,12 @@ def test_a_scenario_carries_its_interval_and_its_trials(mixed_run: Path) -> None
     assert second["folder"] == "trials/default/basic/flaky-all#2"
     assert second["checks"][0]["status"] == "failed"
     assert second["usage"]["cost_usd"] == pytest.approx(0.002)
+    # what its trials spent: the median per trial, with its interval; no judge was asked
+    spending = flaky["spending"]
+    assert set(spending) == {"tokens", "cost_usd"}
+    assert spending["tokens"]["estimate"] == 122  # 121, 122, 123 tokens
+    cost = spending["cost_usd"]
+    assert cost["estimate"] == pytest.approx(0.002) and cost["low"] <= 0.002 <= cost["high"]
     broken = scenarios["broken"]
     assert broken["pass_rate"] is None and broken["errors"] == 3
     assert {t["state"] for t in broken["trial_results"]} == {"error"}

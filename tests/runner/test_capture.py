@@ -266,14 +266,19 @@ def test_a_run_past_its_max_cost_starts_no_new_trial_and_resumes(
     price = "[prices.m]\ninput_per_mtok = 1000\noutput_per_mtok = 2000\n"  # 0.006 a trial
     suite.write("sounding.toml", (suite.root / "sounding.toml").read_text() + price)
     suite.write("cases/c.yaml", CASE.replace("  - id: s\n", "  - id: s\n    trials: 2\n"))
-    stopped = suite.run("--parallel", "1", "--max-cost", "0.005")
+    stopped = suite.run("--parallel", "1", "--max-cost", "0.005", "--llm", "record")
     assert stopped.returncode == 130, stopped.stdout + stopped.stderr
     assert "the run spent 0.0060 USD, over --max-cost 0.005" in stopped.stderr
     assert llm_server.hits == 2
     (run,) = suite.runs()
+    other = suite.run("--resume", run.name, "--llm", "replay")
+    assert other.returncode == 2 and "started with --llm record" in other.stderr
     resumed = suite.run("--resume", run.name)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "PASS  c/s  2/2" in resumed.stdout
+    # the resumed run went on recording, as it started
+    cassettes = suite.root / "cassettes" / "default" / "c" / "s"
+    assert sorted(p.name for p in cassettes.iterdir()) == ["1.json", "2.json"]
 
 
 def _response(*output: dict[str, Any]) -> dict[str, Any]:

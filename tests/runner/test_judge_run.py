@@ -8,6 +8,8 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
+
 CASE = """
 scoring: {pass_threshold: 0.8}
 scenarios:
@@ -37,10 +39,13 @@ def _run(suite: Any, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+PRICED = '\n[prices."m"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n'
+
+
 def test_the_judge_scores_a_trial_through_a_forced_tool_call(suite: Any, llm_server: Any) -> None:
     suite.agent(
         "import sys; sys.stdin.read(); print('Dear team, thank you kindly.')",
-        extra_config=_judge_config(llm_server.url),
+        extra_config=_judge_config(llm_server.url) + PRICED,
     )
     suite.write("cases/note.yaml", CASE)
     llm_server.openai_call({"score": 0.9, "passed": True, "reason": "courteous"})
@@ -55,6 +60,10 @@ def test_the_judge_scores_a_trial_through_a_forced_tool_call(suite: Any, llm_ser
     (tone,) = trial["score"]["checks"]
     assert tone["result"]["score"] == 0.9
     assert tone["result"]["details"]["provenance"]["model"] == "judge-1"
+    # what the judge spent is the trial's, kept apart from the agent's tokens
+    spent = {"input_tokens": 100, "output_tokens": 20, "cost_usd": 0.00014, "calls": 1}
+    assert trial["judge_usage"] == pytest.approx(spent)
+    assert trial["usage"]["input_tokens"] == 0 and "cost_usd" not in trial["usage"]
     # re-scoring reads the cached verdict: the judge is not asked again
     rescored = subprocess.run(
         [sys.executable, "-m", "sounding.cli", "score", str(suite.runs()[0])],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -13,8 +14,9 @@ from sounding._files import read_json, write_json
 from sounding.judge._config import JudgeConfig, api_key
 from sounding.judge._errors import JudgeError
 from sounding.judge._prompt import VerdictRequest
-from sounding.judge._providers import ANTHROPIC_MAX_TOKENS, Call, transport
+from sounding.judge._providers import ANTHROPIC_MAX_TOKENS, Call, Reply, transport
 from sounding.judge._tool import Value, VerdictTool
+from sounding.record import Usage
 
 CACHE_SCHEMA = "sounding.judge-cache/1"
 
@@ -32,13 +34,15 @@ class Provenance(BaseModel):
 
 
 class Verdict(BaseModel):
-    """The judge's answer: one value per declared metric. `cached` when read from disk."""
+    """The judge's answer: one value per declared metric. `cached` when read from disk;
+    `usage`, the tokens asking for it spent now (None when cached or not counted)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     values: dict[str, Value]
     provenance: Provenance
     cached: bool = False
+    usage: Usage | None = None
 
 
 class JudgeClient:
@@ -48,6 +52,9 @@ class JudgeClient:
     `config.cache_dir`, one JSON file per request digest; `rejudge=True` asks again anyway
     and replaces the cached answer. A file that cannot be read back (truncated by hand,
     another schema) is a miss: the judge is asked again and the file replaced.
+
+    `spent` holds the tokens of every call this client made, as the server counted them;
+    `metered()` gives each trial a client of its own to count them apart.
     """
 
     def __init__(
@@ -60,6 +67,14 @@ class JudgeClient:
         self.config = config
         self.rejudge = rejudge
         self._transport = transport(config, api_key(config, environ))
+        self.spent: list[Usage] = []
+
+    def metered(self) -> JudgeClient:
+        """The same judge (server, cache, connection) counting its calls in a `spent` of its
+        own: what one trial's checks cost, kept apart from the agent's tokens."""
+        twin = copy.copy(self)
+        twin.spent = []
+        return twin
 
     def verdict(self, request: VerdictRequest) -> Verdict:
         """Ask for one verdict through the request's tool; JudgeError when none comes back."""
@@ -71,9 +86,10 @@ class JudgeClient:
             with contextlib.suppress(JudgeError):
                 values = request.tool.read(stored.get("values", {}))
                 return Verdict(values=values, provenance=provenance, cached=True)
-        values = request.tool.read(self._transport.ask_tool(call, request.tool))
+        reply = self._spend(self._transport.ask_tool(call, request.tool))
+        values = request.tool.read(reply.answer)
         self._keep(provenance, values=values)
-        return Verdict(values=values, provenance=provenance)
+        return Verdict(values=values, provenance=provenance, usage=reply.usage)
 
     def text(self, prompt: str) -> str:
         """Ask the judge model a plain question and return its prose (for graders' `t.llm`)."""
@@ -82,9 +98,14 @@ class JudgeClient:
         stored = self._recall(provenance.digest)
         if stored is not None and isinstance(stored.get("text"), str):
             return str(stored["text"])
-        answer = self._transport.ask_text(call)
+        answer = str(self._spend(self._transport.ask_text(call)).answer)
         self._keep(provenance, text=answer)
         return answer
+
+    def _spend(self, reply: Reply) -> Reply:
+        if reply.usage is not None:
+            self.spent.append(reply.usage)
+        return reply
 
     def _call(
         self, system: str | None, user: str, model: str | None, temperature: float | None

@@ -15,6 +15,7 @@ from typing import Any
 from sounding.judge._config import JudgeConfig
 from sounding.judge._errors import JudgeError
 from sounding.judge._tool import VerdictTool
+from sounding.record import Usage
 
 ANTHROPIC_MAX_TOKENS = 1024
 """Anthropic requires max_tokens; this is sent when [judge] sets none."""
@@ -36,6 +37,15 @@ class Call:
     def messages(self) -> list[dict[str, str]]:
         system = [{"role": "system", "content": self.system}] if self.system is not None else []
         return [*system, {"role": "user", "content": self.user}]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What came back: the tool's arguments (as text or an object) or the prose, and the
+    tokens the call spent when the server said (None when it did not)."""
+
+    answer: Any
+    usage: Usage | None
 
 
 def transport(config: JudgeConfig, key: str) -> Transport:
@@ -74,16 +84,17 @@ class Transport:
             base_url=config.base_url, api_key=key, timeout=config.timeout, max_retries=0
         )
 
-    def ask_tool(self, call: Call, tool: VerdictTool) -> str | Mapping[str, Any]:
+    def ask_tool(self, call: Call, tool: VerdictTool) -> Reply:
+        """`answer` is the arguments of the one call of `tool`: text or an object."""
         raise NotImplementedError
 
-    def ask_text(self, call: Call) -> str:
-        text = self._text(call)
-        if not text.strip():
+    def ask_text(self, call: Call) -> Reply:
+        reply = self._text(call)
+        if not reply.answer.strip():
             raise JudgeError(f"{_where(self._config)} answered with no text")
-        return text
+        return reply
 
-    def _text(self, call: Call) -> str:
+    def _text(self, call: Call) -> Reply:
         raise NotImplementedError
 
     @contextmanager
@@ -113,22 +124,23 @@ class OpenAITransport(Transport):
 
         super().__init__(config, key, openai, openai.OpenAI, openai.OpenAIError)
 
-    def ask_tool(self, call: Call, tool: VerdictTool) -> str:
+    def ask_tool(self, call: Call, tool: VerdictTool) -> Reply:
         function = {"name": tool.name, "description": tool.description}
         tools = [{"type": "function", "function": {**function, "parameters": tool.parameters}}]
         choice = {"type": "function", "function": {"name": tool.name}}
-        message = self._complete(call, tools=tools, tool_choice=choice)
+        message, usage = self._complete(call, tools=tools, tool_choice=choice)
         calls = list(message.tool_calls or [])
         if not calls:
             raise _prose(tool, message.content or "")
         functions = [getattr(c, "function", None) for c in calls]
         _only_call(tool, [getattr(f, "name", "(not a function)") for f in functions])
-        return str(getattr(functions[0], "arguments", ""))
+        return Reply(str(getattr(functions[0], "arguments", "")), usage)
 
-    def _text(self, call: Call) -> str:
-        return str(self._complete(call).content or "")
+    def _text(self, call: Call) -> Reply:
+        message, usage = self._complete(call)
+        return Reply(str(message.content or ""), usage)
 
-    def _complete(self, call: Call, **extra: Any) -> Any:
+    def _complete(self, call: Call, **extra: Any) -> tuple[Any, Usage | None]:
         options: dict[str, Any] = {"temperature": call.temperature, "seed": call.seed}
         options["max_tokens"] = call.max_tokens
         sent = {k: v for k, v in options.items() if v is not None}
@@ -139,7 +151,9 @@ class OpenAITransport(Transport):
             )
         if not response.choices:
             raise JudgeError(f"{_where(self._config)} answered with no choices")
-        return response.choices[0].message
+        usage = getattr(response, "usage", None)
+        tokens = _tokens(usage, "prompt_tokens", "completion_tokens")
+        return response.choices[0].message, _usage(response, call, tokens)
 
 
 class AnthropicTransport(Transport):
@@ -150,11 +164,11 @@ class AnthropicTransport(Transport):
 
         super().__init__(config, key, anthropic, anthropic.Anthropic, anthropic.AnthropicError)
 
-    def ask_tool(self, call: Call, tool: VerdictTool) -> Mapping[str, Any]:
+    def ask_tool(self, call: Call, tool: VerdictTool) -> Reply:
         spec = {"name": tool.name, "description": tool.description}
         tools = [{**spec, "input_schema": tool.parameters}]
         choice = {"type": "tool", "name": tool.name, "disable_parallel_tool_use": True}
-        blocks = self._create(call, tools=tools, tool_choice=choice)
+        blocks, usage = self._create(call, tools=tools, tool_choice=choice)
         uses = [b for b in blocks if getattr(b, "type", None) == "tool_use"]
         if not uses:
             raise _prose(tool, _text_of(blocks))
@@ -162,12 +176,13 @@ class AnthropicTransport(Transport):
         arguments = getattr(uses[0], "input", None)
         if not isinstance(arguments, Mapping):
             raise JudgeError(f"the judge called {tool.name} with no object as input")
-        return arguments
+        return Reply(arguments, usage)
 
-    def _text(self, call: Call) -> str:
-        return _text_of(self._create(call))
+    def _text(self, call: Call) -> Reply:
+        blocks, usage = self._create(call)
+        return Reply(_text_of(blocks), usage)
 
-    def _create(self, call: Call, **extra: Any) -> list[Any]:
+    def _create(self, call: Call, **extra: Any) -> tuple[list[Any], Usage | None]:
         if call.system is not None:
             extra["system"] = call.system
         with self._errors():
@@ -177,7 +192,27 @@ class AnthropicTransport(Transport):
                 messages=[{"role": "user", "content": call.user}],
                 **extra,
             )
-        return list(getattr(response, "content", None) or [])
+        tokens = _tokens(getattr(response, "usage", None), "input_tokens", "output_tokens")
+        return list(getattr(response, "content", None) or []), _usage(response, call, tokens)
+
+
+def _tokens(usage: Any, given: str, made: str) -> tuple[int, int] | None:
+    counts = (getattr(usage, given, None), getattr(usage, made, None))
+    if all(isinstance(c, int) and not isinstance(c, bool) for c in counts):
+        return counts  # type: ignore[return-value]
+    return None
+
+
+def _usage(response: Any, call: Call, tokens: tuple[int, int] | None) -> Usage | None:
+    """The tokens the server counted, at the model that answered; None when it counted none."""
+    if tokens is None:
+        return None
+    model = getattr(response, "model", None)
+    return Usage(
+        input_tokens=tokens[0],
+        output_tokens=tokens[1],
+        model=model if isinstance(model, str) and model else call.model,
+    )
 
 
 def _text_of(blocks: list[Any]) -> str:

@@ -21,7 +21,7 @@ from sounding.record._model import (
     Usage,
 )
 from sounding.record._otel import parse_otel
-from sounding.record._prices import Price, priced
+from sounding.record._prices import Price, priced, total
 from sounding.record._trace import TRACE_ENV, Trace
 
 __all__ = [
@@ -47,4 +47,5 @@ __all__ = [
     "parse_otel",
     "parse_record",
     "priced",
+    "total",
 ]

@@ -15,7 +15,7 @@ from sounding.record._anthropic import parse_anthropic
 from sounding.record._build import RecordError
 from sounding.record._model import RunRecord, Usage
 from sounding.record._openai import parse_openai
-from sounding.record._prices import Price, cost
+from sounding.record._prices import Price, total
 
 SOURCE = "the model calls the agent made"
 
@@ -40,16 +40,7 @@ def llm_usage(calls: list[dict[str, Any]], prices: Mapping[str, Price] | None = 
     """The tokens of every answered call, and their cost at each call's model's price (None
     when one of the models has none)."""
     answered = [c for c in calls if c.get("status") == 200 and isinstance(c.get("response"), dict)]
-    tokens = [_tokens(call) for call in answered]
-    costs = [
-        cost(_model(call), *counts, prices or {})
-        for call, counts in zip(answered, tokens, strict=True)
-    ]
-    return Usage(
-        input_tokens=sum(t[0] for t in tokens),
-        output_tokens=sum(t[1] for t in tokens),
-        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
-    )
+    return total((_spent(call) for call in answered), prices or {})
 
 
 def _conversation(call: dict[str, Any]) -> RunRecord | None:
@@ -136,8 +127,12 @@ def _model(call: dict[str, Any]) -> str | None:
     return named if isinstance(named, str) else None
 
 
-def _tokens(call: dict[str, Any]) -> tuple[int, int]:
+def _spent(call: dict[str, Any]) -> Usage:
     usage = call["response"].get("usage") or {}
     given = usage.get("input_tokens", usage.get("prompt_tokens", 0))
     made = usage.get("output_tokens", usage.get("completion_tokens", 0))
-    return (given if isinstance(given, int) else 0), (made if isinstance(made, int) else 0)
+    return Usage(
+        input_tokens=given if isinstance(given, int) else 0,
+        output_tokens=made if isinstance(made, int) else 0,
+        model=_model(call),
+    )

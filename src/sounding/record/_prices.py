@@ -7,9 +7,9 @@ else by the longest price name it starts with: `gpt-4o-mini-2024-07-18` is price
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
-from sounding.record._model import RunRecord
+from sounding.record._model import RunRecord, Usage
 
 Price = tuple[float, float]
 """US dollars per million input tokens, and per million output tokens."""
@@ -43,3 +43,15 @@ def priced(record: RunRecord, prices: Mapping[str, Price]) -> RunRecord:
     if found is None:
         return record
     return record.model_copy(update={"usage": usage.model_copy(update={"cost_usd": found})})
+
+
+def total(spent: Iterable[Usage], prices: Mapping[str, Price]) -> Usage:
+    """The tokens of several calls, and their cost with each at its own model's price (None
+    when one of the models has none)."""
+    calls = list(spent)
+    costs = [cost(u.model, u.input_tokens, u.output_tokens, prices) for u in calls]
+    return Usage(
+        input_tokens=sum(u.input_tokens for u in calls),
+        output_tokens=sum(u.output_tokens for u in calls),
+        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+    )

@@ -13,7 +13,7 @@ from html import escape
 from sounding._words import counted
 from sounding.report._terminal import clipped
 from sounding.scoring import Interval, Statistic, interval, summarize
-from sounding.store import ScenarioTrials, Trial
+from sounding.store import SPENDING, ScenarioTrials, Trial
 
 _LABEL = 240  # width of the label column
 _BAR = 360  # width of a full bar (rate 1.0)
@@ -87,25 +87,41 @@ def _x(fraction: float) -> float:
     return round(_LABEL + fraction * _BAR, 1)
 
 
-Metric = tuple[str, Callable[[Trial], float | int | None], Callable[[float], str]]
+SPENT: dict[str, tuple[str, Callable[[float], str]]] = {
+    "tokens": ("tokens", lambda v: f"{v:,.0f}"),
+    "cost_usd": ("cost", lambda v: f"${v:.4f}"),
+    "judge_cost_usd": ("judge cost", lambda v: f"${v:.4f}"),
+}
+"""How each of `sounding.store.SPENDING` is named and written in the reports."""
 
-_METRICS: list[Metric] = [
-    ("duration per trial", lambda t: t.duration_ms / 1000, lambda v: f"{v:.2f}s"),
-    ("cost per trial", lambda t: t.cost_usd, lambda v: f"${v:.4f}"),
-    ("tokens per trial", lambda t: t.tokens, lambda v: f"{v:,.0f}"),
-]
+
+def spent_text(name: str, span: Interval) -> str:
+    """A spending's median per trial with its interval: `$0.0021 [$0.0018 – $0.0030]`."""
+    form = SPENT[name][1]
+    return f"{form(span.estimate)} [{form(span.low)} – {form(span.high)}]"
+
+
+def spent_columns(scenarios: Sequence[ScenarioTrials]) -> list[str]:
+    """The spendings some scenario of a report counted: its columns, in `SPENT` order."""
+    return [name for name in SPENT if any(name in s.spending for s in scenarios)]
 
 
 def metrics_table(trials: Sequence[Trial]) -> str:
-    """The cell's pass rate, and median duration, cost and tokens, each with its interval."""
+    """The cell's pass rate, median duration, what its trials spent (errored ones too: their
+    calls were paid for) and each check's rate or median, each with its interval."""
     scored = [t for t in trials if t.outcome is not None]
     rows = [_rate_row(trials)]
-    for name, value, form in _METRICS:
-        values = [value(t) for t in scored]
+    durations = [t.duration_ms / 1000 for t in scored]
+    if durations:
+        span = interval(durations)
+        over = counted(len(durations), "trial")
+        rows.append(_row("median duration per trial", span, lambda v: f"{v:.2f}s", over))
+    for name, (label, form) in SPENT.items():
+        values = [SPENDING[name](t) for t in trials]
         measured = sum(v is not None for v in values)
         if measured:
             over = counted(measured, "trial")
-            rows.append(_row(f"median {name}", interval(values), form, over))
+            rows.append(_row(f"median {label} per trial", interval(values), form, over))
     rows.extend(_check_rows(scored))
     head = "<tr><th>metric</th><th>estimate</th><th>95% interval</th><th>over</th></tr>"
     return f'<table class="metrics">{head}{"".join(rows)}</table>'

@@ -14,7 +14,13 @@ from typing import Any
 from sounding._words import counted
 from sounding.record import Message, RunRecord, ToolCall
 from sounding.report._cells import cells_report
-from sounding.report._charts import cell_chart, metrics_table
+from sounding.report._charts import (
+    SPENT,
+    cell_chart,
+    metrics_table,
+    spent_columns,
+    spent_text,
+)
 from sounding.report._renderers import renderers
 from sounding.report._terminal import passes
 from sounding.scoring import Measured
@@ -141,26 +147,34 @@ def _header(results: Results) -> str:
 
 
 def _verdicts(results: Results) -> str:
+    spent = spent_columns(results.scenarios)
     head = (
         "<tr><th>verdict</th><th>scenario</th><th>passes/judged</th><th>pass@k</th>"
         "<th>pass^k</th><th>mean composite</th><th>trials</th><th>first failure</th>"
-        "<th>duration</th></tr>"
+        "<th>duration</th>"
+        + "".join(f"<th>{SPENT[name][0]} per trial</th>" for name in spent)
+        + "</tr>"
     )
-    rows = "".join(_verdict_row(i, s) for i, s in enumerate(results.scenarios))
+    rows = "".join(_verdict_row(i, s, spent) for i, s in enumerate(results.scenarios))
     return f"<table>{head}{rows}</table>"
 
 
-def _verdict_row(index: int, scenario: ScenarioTrials) -> str:
+def _verdict_row(index: int, scenario: ScenarioTrials, spent: list[str]) -> str:
     s = scenario.summary
     verdict = s.verdict.value
     failure = "" if verdict == "pass" else s.first_failure
+    spans = [scenario.spending.get(name) for name in spent]
+    spending = "".join(
+        f'<td class="num">{escape(spent_text(name, span)) if span else ""}</td>'
+        for name, span in zip(spent, spans, strict=True)
+    )
     return (
         f'<tr data-verdict="{verdict}"><td class="v v-{verdict}">{verdict}</td>'
         f'<td><a href="#s{index}">{escape(s.label)}</a></td><td class="num">{passes(s)}</td>'
         f'<td class="num">{_number(s.pass_at_k)}</td><td class="num">{_number(s.pass_hat_k)}</td>'
         f'<td class="num">{_number(s.mean_composite)}</td><td class="dots">'
         f"{_dots(index, scenario)}</td><td>{escape(_clip(failure, 400))}</td>"
-        f'<td class="num">{s.duration_ms / 1000:.2f}s</td></tr>'
+        f'<td class="num">{s.duration_ms / 1000:.2f}s</td>{spending}</tr>'
     )
 
 
@@ -217,6 +231,7 @@ def _facts(trial: Trial) -> str:
         "attempts": trial.attempts,
         "threshold": trial.score.threshold if trial.score else None,
         **trial.usage,
+        **{f"judge {k}": v for k, v in trial.judge_usage.items()},
     }
     shown = " · ".join(
         f"{escape(str(k))} {escape(str(v))}" for k, v in facts.items() if v is not None

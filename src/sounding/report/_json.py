@@ -54,6 +54,7 @@ def _scenario(results: Results, scenario: ScenarioTrials) -> dict[str, Any]:
     return {
         **scenario.summary.model_dump(mode="json"),
         "pass_rate": rate.model_dump(mode="json") if rate else None,
+        "spending": {k: v.model_dump(mode="json") for k, v in scenario.spending.items()},
         "trial_results": [_trial(results, t) for t in scenario.trials],
     }
 
@@ -70,6 +71,7 @@ def _trial(results: Results, trial: Trial) -> dict[str, Any]:
         "duration_ms": trial.duration_ms,
         "attempts": trial.attempts,
         "usage": trial.usage,
+        "judge_usage": trial.judge_usage,
         "folder": results.folder(trial).relative_to(results.root).as_posix(),
         "checks": [m.summary() for m in (score.checks if score else [])],
     }

@@ -10,6 +10,7 @@ import html
 
 from sounding._words import counted
 from sounding.report._cells import cells_report
+from sounding.report._charts import SPENT, spent_columns, spent_text
 from sounding.report._renderers import renderers
 from sounding.report._terminal import clipped, passes
 from sounding.store import Results, ScenarioTrials
@@ -23,14 +24,17 @@ _CELL_WIDTH = 160
 def markdown_report(results: Results) -> str:
     """The run as Markdown: needs a finished run (its summary.json)."""
     results.finished()
+    spent = spent_columns(results.scenarios)
+    head = ["verdict", "scenario", "passes/trials", "pass@k", "pass^k", "first failure"]
+    head += [f"{SPENT[name][0]} per trial" for name in spent]
     lines = [
         f"### sounding run {_text(results.run_id)}",
         "",
         _totals(results),
         "",
-        "| verdict | scenario | passes/trials | pass@k | pass^k | first failure |",
-        "|---|---|---|---|---|---|",
-        *(_row(s) for s in results.scenarios),
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+        *(_row(s, spent) for s in results.scenarios),
     ]
     details = [_details(s) for s in results.scenarios if s.summary.verdict.value != "pass"]
     if details:
@@ -49,7 +53,7 @@ def _totals(results: Results) -> str:
     return f"**{summary.outcome.upper()}**: {words} ({scenarios}, {trials})"
 
 
-def _row(scenario: ScenarioTrials) -> str:
+def _row(scenario: ScenarioTrials, spent: list[str]) -> str:
     s = scenario.summary
     cells = [
         s.verdict.value.upper(),
@@ -59,6 +63,8 @@ def _row(scenario: ScenarioTrials) -> str:
         _rate(s.pass_hat_k, s.k),
         _cell(s.first_failure) if s.verdict.value != "pass" else "",
     ]
+    spans = [scenario.spending.get(name) for name in spent]
+    cells += [spent_text(n, span) if span else "" for n, span in zip(spent, spans, strict=True)]
     return "| " + " | ".join(cells) + " |"
 
 

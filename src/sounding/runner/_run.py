@@ -221,17 +221,36 @@ def _resumed(
     """The folder of the run `--resume` names, held by this process (a second one gets an
     error naming the first), and the options it was started with."""
     assert options.resume is not None
-    root = suite.results_dir / options.resume
+    root = _resumed_root(suite, options.resume)
+    held.enter_context(run_lock(root))
+    plan = read_plan(root)
+    sweep_tmp(root)
+    return plan.layout(root), resumed_options(suite, options)
+
+
+def _resumed_root(suite: Suite, run_id: str) -> Path:
+    root = suite.results_dir / run_id
     if not (root / "run.json").is_file():
         raise SuiteConfigError(
             f"nothing to resume: {root} holds no run.json (runs: {_known_runs(suite)})"
         )
-    held.enter_context(run_lock(root))
-    plan = read_plan(root)
-    stored = RunOptions(**plan.options)
-    sweep_tmp(root)
+    return root
+
+
+def resumed_options(suite: Suite, options: RunOptions) -> RunOptions:
+    """The options a run goes on with: for `--resume`, those it was started with (only
+    `--parallel` may change); a new run's own otherwise."""
+    if options.resume is None:
+        return options
+    root = _resumed_root(suite, options.resume)
+    stored = RunOptions(**read_plan(root).options)
+    if options.llm is not None and options.llm != (stored.llm or suite.config.capture.mode):
+        raise SuiteConfigError(
+            f"run {options.resume} was started with --llm {stored.llm or 'as [capture] mode'}: "
+            "resume it without --llm, or start a new run"
+        )
     parallel = options.parallel or stored.parallel
-    return plan.layout(root), replace(stored, parallel=parallel, resume=options.resume)
+    return replace(stored, parallel=parallel, resume=options.resume)
 
 
 def _known_runs(suite: Suite) -> str:

@@ -11,7 +11,7 @@ from sounding._sandbox import unavailable
 from sounding.judge import JudgeConfig, JudgeError, preflight
 from sounding.runner._agent import load_callable
 from sounding.runner._config import CONFIG_NAME, Suite
-from sounding.runner._run import RunOptions
+from sounding.runner._run import RunOptions, resumed_options
 from sounding.runner._trial import Agent, TrialSettings
 from sounding.services import ServiceSettings, missing_driver
 
@@ -36,6 +36,7 @@ def prepare_run(suite: Suite, options: RunOptions) -> TrialSettings:
             f"{suite.root / CONFIG_NAME}: capture.otlp reads the agent's spans with the "
             "OpenTelemetry protobuf package, which is not installed: pip install 'sounding[otel]'"
         )
+    options = resumed_options(suite, options)  # a resumed run goes on as it started
     services = ServiceSettings(keep=options.keep, servers=suite.sql_servers())
     capture = suite.config.capture
     mode = options.llm or capture.mode

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sounding._files import loads, read_regular, write_bytes, write_text
 from sounding._sandbox import Sandbox
@@ -26,8 +26,8 @@ from sounding._secrets import (
     secret_values,
     url_passwords,
 )
-from sounding.checks import Evidence, Judge
-from sounding.record import TRACE_ENV, RecordError, RunRecord, Usage, llm_usage
+from sounding.checks import Evidence
+from sounding.record import TRACE_ENV, RecordError, RunRecord, Usage, llm_usage, total
 from sounding.runner._agent import RUNNING, AgentRun, TurnInput, run_callable, run_command
 from sounding.runner._cells import Cell
 from sounding.runner._collect import READ_LIMIT, build_record
@@ -50,6 +50,9 @@ from sounding.services import (
 from sounding.spec import Case, Scenario
 from sounding.store import Trial, TrialKey, write_trial
 from sounding.validators import FinishedTrial, Validation, run_validators
+
+if TYPE_CHECKING:
+    from sounding.judge import JudgeClient
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,7 @@ class TrialSettings:
 
     agent: Agent
     suite_root: Path
-    judge: Judge | None
+    judge: JudgeClient | None
     service_settings: ServiceSettings
     base_env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     capture_otlp: bool = False  # a receiver for the agent's OpenTelemetry spans, per trial
@@ -227,7 +230,8 @@ def _run(
         if error:
             return failed_trial(plan, error, started, attempts, record), secrets
         evidence = _evidence(plan, record, run, services, given_env, secrets)
-        validation = _validate(plan, settings, evidence, secrets)
+        judge = settings.judge.metered() if settings.judge else None  # its spending apart
+        validation = _validate(plan, settings, evidence, secrets, judge)
         _redact_files((plan.folder / "validation").glob("*"), secrets)
         score = None
         if validation.valid:  # an invalid trial is an error: its checks are not run
@@ -235,7 +239,7 @@ def _run(
                 plan.scenario,
                 validation.applied(evidence),
                 suite_dir=settings.suite_root,
-                judge=settings.judge,
+                judge=judge,
             )
     # a validation context replays by hand on the whole workspace: with validators, it stays
     kept = None if plan.case.validators else keep_touched(plan.origin, plan.workspace, evidence)
@@ -248,6 +252,7 @@ def _run(
         duration_ms=_ms(started),
         attempts=attempts,
         usage=record.usage.model_dump(exclude_none=True) | {"turns": record.turns},
+        judge_usage=_spent(judge, settings),
         metrics=dict(validation.metrics),
         metric_reasons=dict(validation.reasons),
         touched=sorted(evidence.touched or ()),
@@ -286,8 +291,20 @@ def _secrets(
     return {**settings.base_secrets, **own}
 
 
+def _spent(judge: JudgeClient | None, settings: TrialSettings) -> dict[str, Any]:
+    """What the judge's calls for this trial spent (cached verdicts spend nothing)."""
+    if judge is None or not judge.spent:
+        return {}
+    spent = total(judge.spent, settings.prices)
+    return spent.model_dump(exclude_none=True) | {"calls": len(judge.spent)}
+
+
 def _validate(
-    plan: TrialPlan, settings: TrialSettings, evidence: Evidence, secrets: dict[str, str]
+    plan: TrialPlan,
+    settings: TrialSettings,
+    evidence: Evidence,
+    secrets: dict[str, str],
+    judge: JudgeClient | None,
 ) -> Validation:
     """The case's validators, between collect and measure (docs/validators.md)."""
     if not plan.case.validators:
@@ -306,7 +323,7 @@ def _validate(
         given=tuple(sorted(plan.origin.given)),
         record=redact_json(evidence.record.to_json(), secrets),
     )
-    return run_validators(trial, judge=settings.judge)
+    return run_validators(trial, judge=judge)
 
 
 def _attempts(

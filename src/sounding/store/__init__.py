@@ -18,11 +18,19 @@ from sounding.store._run import (
     write_plan,
     write_summary,
 )
-from sounding.store._trial import TRIAL_SCHEMA, Trial, read_trial, trial_exists, write_trial
+from sounding.store._trial import (
+    SPENDING,
+    TRIAL_SCHEMA,
+    Trial,
+    read_trial,
+    trial_exists,
+    write_trial,
+)
 
 __all__ = [
     "MEASURES_SCHEMA",
     "RESULTS_SCHEMA",
+    "SPENDING",
     "TRIAL_SCHEMA",
     "Measures",
     "Results",

@@ -14,7 +14,7 @@ from sounding.scoring import Interval, interval
 from sounding.store._documents import ResultsError
 from sounding.store._layout import TrialKey
 from sounding.store._run import RunPlan, RunSummary, ScenarioSummary, read_plan, read_summary
-from sounding.store._trial import Trial, read_trial, trial_exists
+from sounding.store._trial import SPENDING, Trial, read_trial, trial_exists
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,17 @@ class ScenarioTrials:
         if not any(o is not None for o in outcomes):
             return None
         return interval(outcomes)
+
+    @cached_property
+    def spending(self) -> dict[str, Interval]:
+        """The median per trial of each of `SPENDING` some trial counted, with its bootstrap
+        interval. An errored trial's spending counts: its calls were paid for."""
+        found = {name: [spent(t) for t in self.trials] for name, spent in SPENDING.items()}
+        return {
+            name: interval(values)
+            for name, values in found.items()
+            if any(v is not None for v in values)
+        }
 
     @property
     def first_error(self) -> str:

@@ -7,7 +7,7 @@ written last in a trial's folder: its presence means the trial finished and neve
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,7 +45,8 @@ class Trial(BaseModel):
     reason: str = ""
     duration_ms: float = 0.0
     attempts: int = 0
-    usage: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, Any] = Field(default_factory=dict)  # the agent's tokens and cost
+    judge_usage: dict[str, Any] = Field(default_factory=dict)  # the judge's, for this trial
     metrics: dict[str, Any] = Field(default_factory=dict)  # the validators' metrics
     metric_reasons: dict[str, str] = Field(default_factory=dict)
     touched: list[str] | None = None  # None: the workspace was not examined
@@ -85,8 +86,13 @@ class Trial(BaseModel):
 
     @property
     def cost_usd(self) -> float | None:
-        value = self.usage.get("cost_usd")
-        return float(value) if isinstance(value, int | float) else None
+        """What the agent's model calls cost; None when not known."""
+        return _dollars(self.usage)
+
+    @property
+    def judge_cost_usd(self) -> float | None:
+        """What the judge's calls for this trial cost; None when none was made or priced."""
+        return _dollars(self.judge_usage)
 
     @property
     def tokens(self) -> int | None:
@@ -127,11 +133,25 @@ class Trial(BaseModel):
             "verdict": self.verdict.value,
             "reason": self.reason,
             "usage": self.usage,
+            "judge_usage": self.judge_usage,
             "duration_ms": round(self.duration_ms, 3),
             "attempts": self.attempts,
             "metrics": self.metric_values(),
             "reasons": reasons,
         }
+
+
+SPENDING: dict[str, Callable[[Trial], float | None]] = {
+    "tokens": lambda t: t.tokens,
+    "cost_usd": lambda t: t.cost_usd,
+    "judge_cost_usd": lambda t: t.judge_cost_usd,
+}
+"""What a trial spent, by name: the agent's tokens and cost, and the judge's cost apart."""
+
+
+def _dollars(usage: Mapping[str, Any]) -> float | None:
+    value = usage.get("cost_usd")
+    return float(value) if isinstance(value, int | float) else None
 
 
 def write_trial(folder: Path, trial: Trial) -> None:
