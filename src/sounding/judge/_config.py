@@ -1,11 +1,15 @@
-"""The judge's configuration (`[judge]` in sounding.toml) and the checks made before any trial."""
+"""The judge's configuration (`[judge]` in sounding.toml) and the checks made before any trial.
+
+The simulated user's model (`[simulator]`) is configured with the same keys: its
+configuration is a `JudgeConfig` of another role.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -30,6 +34,10 @@ class JudgeConfig(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: ClassVar[str] = "judge"  # its table in sounding.toml, and its name in messages
+    env_prefix: ClassVar[str] = "SOUNDING_JUDGE"  # ..._MODEL and ..._BASE_URL override
+    same_model: ClassVar[str] = "a model grading its own work is not a judge"
 
     provider: Provider = "openai"
     model: str = Field(min_length=1)
@@ -60,35 +68,35 @@ class JudgeConfig(BaseModel):
         *,
         root: Path | None = None,
     ) -> JudgeConfig | None:
-        """The `[judge]` table with SOUNDING_JUDGE_MODEL / SOUNDING_JUDGE_BASE_URL applied.
+        """The `[judge]` table with SOUNDING_JUDGE_MODEL / SOUNDING_JUDGE_BASE_URL applied
+        (for another role, its own table and variables).
 
         None when neither the table nor SOUNDING_JUDGE_MODEL names a judge. A relative
         `cache_dir` is taken relative to `root` (the suite folder) when it is given.
         """
         env = os.environ if environ is None else environ
         data = dict(raw or {})
-        if env.get(ENV_MODEL):
-            data["model"] = env[ENV_MODEL]
-        if env.get(ENV_BASE_URL):
-            data["base_url"] = env[ENV_BASE_URL]
+        for key in ("model", "base_url"):
+            if env.get(f"{cls.env_prefix}_{key.upper()}"):
+                data[key] = env[f"{cls.env_prefix}_{key.upper()}"]
         if not data:
             return None
         try:
             config = cls.model_validate(data)
         except ValidationError as exc:
-            raise JudgeError(_describe(exc)) from None
+            raise JudgeError(_describe(cls, exc)) from None
         if root is not None and config.cache_dir is not None:
             config = config.model_copy(update={"cache_dir": root / config.cache_dir})
         return config
 
 
-def _describe(exc: ValidationError) -> str:
+def _describe(config: type[JudgeConfig], exc: ValidationError) -> str:
     problems = []
     for error in exc.errors():
         where = ".".join(str(part) for part in error["loc"]) or "(table)"
         problems.append(f"{where}: {error['msg']}")
-    allowed = ", ".join(JudgeConfig.model_fields)
-    return f"[judge] in sounding.toml: {'; '.join(problems)} (allowed keys: {allowed})"
+    allowed = ", ".join(config.model_fields)
+    return f"[{config.role}] in sounding.toml: {'; '.join(problems)} (allowed keys: {allowed})"
 
 
 def api_key(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> str:
@@ -97,10 +105,11 @@ def api_key(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> st
     key = env.get(config.key_env, "").strip()
     if not key:
         raise JudgeError(
-            f"the judge ({config.provider} model '{config.model}') needs an API key in "
-            f"${config.key_env}, which is not set: export {config.key_env}=... before running, "
-            "or name another variable with api_key_env in [judge] of sounding.toml "
-            f"(a local server that checks no key accepts any value: {config.key_env}=local)"
+            f"the {config.role} ({config.provider} model '{config.model}') needs an API key "
+            f"in ${config.key_env}, which is not set: export {config.key_env}=... before "
+            f"running, or name another variable with api_key_env in [{config.role}] of "
+            "sounding.toml (a local server that checks no key accepts any value: "
+            f"{config.key_env}=local)"
         )
     return key
 
@@ -127,8 +136,9 @@ def preflight(
     for judge in sorted({config.model, *judge_models}):
         for tested in sorted(models_under_test):
             if _bare(judge) == _bare(tested):
+                role = config.role
                 raise JudgeError(
-                    f"the judge model '{judge}' is also a model under test ('{tested}'): a model "
-                    "grading its own work is not a judge. Pin another model in [judge] (or in "
-                    "the check's model:), or set allow_same_model = true in [judge] to accept it"
+                    f"the {role} model '{judge}' is also a model under test ('{tested}'): "
+                    f"{config.same_model}. Pin another model in [{role}] (or in the check's "
+                    f"model:), or set allow_same_model = true in [{role}] to accept it"
                 )

@@ -56,19 +56,19 @@ def transport(config: JudgeConfig, key: str) -> Transport:
 
 def _where(config: JudgeConfig) -> str:
     server = config.base_url or "its default address"
-    return f"the judge ({config.provider} at {server})"
+    return f"the {config.role} ({config.provider} at {server})"
 
 
 def _prose(tool: VerdictTool, text: str) -> JudgeError:
     said = repr(text.strip()[:_SNIPPET]) if text.strip() else "nothing"
-    return JudgeError(f"the judge answered without calling {tool.name} (it said {said})")
+    return JudgeError(f"{tool.caller} answered without calling {tool.name} (it said {said})")
 
 
 def _only_call(tool: VerdictTool, names: list[str]) -> None:
     """One call of the verdict tool and nothing else, or a JudgeError saying what came."""
     if names != [tool.name]:
         raise JudgeError(
-            f"the judge made {len(names)} tool call(s) ({', '.join(names)}) instead of "
+            f"{tool.caller} made {len(names)} tool call(s) ({', '.join(names)}) instead of "
             f"exactly one call of {tool.name}"
         )
 
@@ -175,7 +175,7 @@ class AnthropicTransport(Transport):
         _only_call(tool, [str(getattr(b, "name", "")) for b in uses])
         arguments = getattr(uses[0], "input", None)
         if not isinstance(arguments, Mapping):
-            raise JudgeError(f"the judge called {tool.name} with no object as input")
+            raise JudgeError(f"{tool.caller} called {tool.name} with no object as input")
         return Reply(arguments, usage)
 
     def _text(self, call: Call) -> Reply:

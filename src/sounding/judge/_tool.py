@@ -34,6 +34,7 @@ class VerdictTool(BaseModel):
 
     name: str = TOOL_NAME
     description: str
+    caller: str = "the judge"  # who is made to call it, as errors name it
     metrics: dict[str, MetricType]
     bounds: dict[str, tuple[float, float]] = Field(default_factory=dict)
     hints: dict[str, str] = Field(default_factory=dict)
@@ -59,13 +60,13 @@ class VerdictTool(BaseModel):
 
     def read(self, arguments: str | Mapping[str, Any]) -> dict[str, Value]:
         """The metrics of one call, checked against the schema; JudgeError when they are not."""
-        values = _as_object(self.name, arguments)
+        values = _as_object(self, arguments)
         missing = [name for name in self.metrics if name not in values]
         extra = sorted(set(values) - set(self.metrics))
         if missing or extra:
             lacking, unexpected = ", ".join(missing) or "none", ", ".join(extra) or "none"
             raise JudgeError(
-                f"the judge called {self.name} with the wrong fields "
+                f"{self.caller} called {self.name} with the wrong fields "
                 f"(missing: {lacking}; unexpected: {unexpected})"
             )
         return {name: self._value(name, kind, values[name]) for name, kind in self.metrics.items()}
@@ -77,13 +78,13 @@ class VerdictTool(BaseModel):
             return value
         if kind != "number" or not _is_number(value):
             raise JudgeError(
-                f"the judge called {self.name} with {name}={json.dumps(value)[:_SNIPPET]}, "
+                f"{self.caller} called {self.name} with {name}={json.dumps(value)[:_SNIPPET]}, "
                 f"which is not a {_JSON_TYPES[kind]}"
             )
         number, (low, high) = float(value), self.bounds.get(name, (-math.inf, math.inf))
         if not low <= number <= high:
             raise JudgeError(
-                f"the judge called {self.name} with {name}={number}, outside [{low}, {high}]"
+                f"{self.caller} called {self.name} with {name}={number}, outside [{low}, {high}]"
             )
         return number
 
@@ -92,20 +93,18 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _as_object(tool: str, arguments: str | Mapping[str, Any]) -> Mapping[str, Any]:
+def _as_object(tool: VerdictTool, arguments: str | Mapping[str, Any]) -> Mapping[str, Any]:
     value: Any = arguments
+    called = f"{tool.caller} called {tool.name}"
     if isinstance(arguments, str):
         try:
             value = loads(arguments)
         except ValueError as exc:
             raise JudgeError(
-                f"the judge called {tool} with arguments that are not JSON ({exc}): "
-                f"{arguments[:_SNIPPET]!r}"
+                f"{called} with arguments that are not JSON ({exc}): {arguments[:_SNIPPET]!r}"
             ) from None
     if not isinstance(value, Mapping):
-        raise JudgeError(
-            f"the judge called {tool} with {type(value).__name__} arguments, not an object"
-        )
+        raise JudgeError(f"{called} with {type(value).__name__} arguments, not an object")
     return value
 
 
@@ -115,6 +114,8 @@ def verdict_tool(
     bounds: Mapping[str, tuple[float, float]] | None = None,
     hints: Mapping[str, str] | None = None,
     description: str = "Record your verdict on the material. Call this exactly once.",
+    tool_name: str = TOOL_NAME,
+    caller: str = "the judge",
 ) -> VerdictTool:
     """Build the verdict tool whose parameters are `metrics` (name → bool, number or string).
 
@@ -122,18 +123,20 @@ def verdict_tool(
     """
     if not metrics:
         raise ValueError("a verdict tool needs at least one metric")
-    for name, kind in metrics.items():
-        if not _METRIC_NAME.match(name):
-            raise ValueError(f"metric name '{name}' must be letters, digits and _ (max 64)")
+    for metric, kind in metrics.items():
+        if not _METRIC_NAME.match(metric):
+            raise ValueError(f"metric name '{metric}' must be letters, digits and _ (max 64)")
         if kind not in _JSON_TYPES:
-            raise ValueError(f"metric '{name}' has type '{kind}'; use bool, number or string")
-    for name in bounds or {}:
-        if metrics.get(name) != "number":
-            raise ValueError(f"bounds given for '{name}', which is not a number metric")
-    for name in hints or {}:
-        if name not in metrics:
-            raise ValueError(f"a hint is given for '{name}', which is not a metric")
+            raise ValueError(f"metric '{metric}' has type '{kind}'; use bool, number or string")
+    for metric in bounds or {}:
+        if metrics.get(metric) != "number":
+            raise ValueError(f"bounds given for '{metric}', which is not a number metric")
+    for metric in hints or {}:
+        if metric not in metrics:
+            raise ValueError(f"a hint is given for '{metric}', which is not a metric")
     return VerdictTool(
+        name=tool_name,
+        caller=caller,
         description=description,
         metrics=dict(metrics),
         bounds=dict(bounds or {}),

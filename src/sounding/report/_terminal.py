@@ -63,9 +63,11 @@ def clipped(text: str, width: int) -> str:
 
 
 def passes(line: ScenarioSummary) -> str:
-    """`passed/judged`, with the errors beside it when there were any."""
-    errors = f" ({counted(line.errors, 'error')})" if line.errors else ""
-    return f"{line.passed}/{line.passed + line.failed}{errors}"
+    """`passed/judged`, with the errors beside it when there were any (and, of those, how
+    many were the simulator's: `(2 errors: 1 simulator)`)."""
+    kinds = ", ".join(f"{n} {kind}" for kind, n in line.error_kinds.items())
+    errors = f" ({counted(line.errors, 'error')}{': ' + kinds if kinds else ''})"
+    return f"{line.passed}/{line.passed + line.failed}{errors if line.errors else ''}"
 
 
 def print_summary(console: Console, summary: RunSummary, artifacts: Path, seconds: float) -> None:

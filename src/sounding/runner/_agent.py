@@ -12,9 +12,10 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sounding._files import write_text
 from sounding._process import kill_group, run_bounded
@@ -41,11 +42,19 @@ class _Running:
 RUNNING = _Running()
 
 
+class User(Protocol):
+    """Who speaks after the fixed turns: a simulated user."""
+
+    def next_turn(self, said: list[str], answers: list[str]) -> str | None:
+        """The next turn, given the turns said and the agent's answers; None: it is over."""
+        ...
+
+
 @dataclass(frozen=True)
 class TurnInput:
     """What the runner hands the agent for one trial."""
 
-    turns: list[str]
+    turns: list[str]  # the fixed turns; then `user`'s, when a simulated user follows them
     workspace: Path
     trace_path: Path
     folder: Path  # the trial's
@@ -53,6 +62,20 @@ class TurnInput:
     timeout: float
     workspace_made: bool = True  # False: a callable's empty workspace, made when asked for
     sandbox: Sandbox | None = None  # where a command agent runs, when the suite asks for one
+    user: User | None = None
+
+    def conversation(self, run: AgentRun) -> Iterator[str]:
+        """The turns to send, each kept in `run.said`: the fixed ones, then the user's. The
+        user is asked for a turn only once the agent has answered the one before."""
+        for turn in self.turns:
+            run.said.append(turn)
+            yield turn
+        while self.user is not None:
+            said = self.user.next_turn(list(run.said), list(run.answers))
+            if said is None:
+                return
+            run.said.append(said)
+            yield said
 
     @property
     def history_path(self) -> Path:
@@ -64,6 +87,7 @@ class TurnInput:
 class AgentRun:
     """What one trial of the agent produced, whatever it was."""
 
+    said: list[str] = field(default_factory=list)  # the turns sent, one per answer asked
     answers: list[str] = field(default_factory=list)
     stdout: str = ""
     stderr: str = ""
@@ -85,9 +109,9 @@ def run_command(argv: list[str], given: TurnInput) -> AgentRun:
     run = AgentRun()
     started = time.monotonic()
     try:
-        for index, prompt in enumerate(given.turns):
+        for index, prompt in enumerate(given.conversation(run)):
             remaining = given.timeout - (time.monotonic() - started)
-            env = _turn_env(given, index, prompt, run.answers)
+            env = _turn_env(given, index, prompt, run)
             if not _command_turn(argv, given, env, prompt, max(remaining, 0.001), run):
                 break
     finally:  # the history was the agent's input; the run record keeps the conversation
@@ -134,14 +158,20 @@ def _marked(output: str, cut: int) -> str:
     return note + output if cut else output
 
 
-def _turn_env(given: TurnInput, index: int, prompt: str, answers: list[str]) -> dict[str, str]:
-    history = [{"user": u, "answer": a} for u, a in zip(given.turns, answers, strict=False)]
-    write_text(given.history_path, json.dumps(history))  # replaces whatever the agent left there
+def _history(run: AgentRun) -> list[dict[str, str]]:
+    """The turns answered so far, as the agent reads them."""
+    return [{"user": u, "answer": a} for u, a in zip(run.said, run.answers, strict=False)]
+
+
+def _turn_env(given: TurnInput, index: int, prompt: str, run: AgentRun) -> dict[str, str]:
+    write_text(given.history_path, json.dumps(_history(run)))  # replaces what the agent left
+    # a simulated user's conversation has no known length: the turns so far
+    turns = len(run.said) if given.user is not None else len(given.turns)
     return {
         **given.env,
         "SOUNDING_PROMPT": prompt,
         "SOUNDING_TURN": str(index),
-        "SOUNDING_TURNS": str(len(given.turns)),
+        "SOUNDING_TURNS": str(turns),
         "SOUNDING_HISTORY": str(given.history_path),
     }
 
@@ -198,10 +228,14 @@ def run_callable(function: Any, given: TurnInput) -> AgentRun:
     """
     run = AgentRun()
     started = time.monotonic()
-    for index, prompt in enumerate(given.turns):
-        history = [{"user": u, "answer": a} for u, a in zip(given.turns, run.answers, strict=False)]
+    for index, prompt in enumerate(given.conversation(run)):
         context = AgentContext(
-            given.workspace, given.trace_path, index, history, given.env, made=given.workspace_made
+            given.workspace,
+            given.trace_path,
+            index,
+            _history(run),
+            given.env,
+            made=given.workspace_made,
         )
         try:
             value = function(prompt, context)

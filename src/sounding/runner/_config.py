@@ -1,4 +1,5 @@
-"""The suite: `sounding.toml` (agent, defaults, output, judge, services) and its case files."""
+"""The suite: `sounding.toml` (agent, defaults, output, judge, simulator, services) and its
+case files."""
 
 from __future__ import annotations
 
@@ -96,6 +97,7 @@ class SuiteFile(_Strict):
     capture: CaptureConfig = Field(default_factory=CaptureConfig)
     prices: dict[str, PriceConfig] = Field(default_factory=dict)
     judge: dict[str, Any] | None = None
+    simulator: dict[str, Any] | None = None  # the model playing simulated users
     services: dict[str, dict[str, Any]] = Field(default_factory=dict)
     cells: CellsConfig = Field(default_factory=CellsConfig)
 

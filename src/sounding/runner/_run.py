@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -191,6 +192,12 @@ def _check_judge(suite: Suite, cases: list[Case], settings: TrialSettings) -> No
                 )
             models.add(getattr(validator, "model", None))
         for scenario in case.scenarios:
+            if scenario.simulate is not None and settings.simulator is None:
+                where = f"{case.path}:{scenario.line}" if scenario.line else str(case.path)
+                raise SuiteConfigError(
+                    f"{where}: scenario '{scenario.id}' simulates its user, which needs a "
+                    "[simulator] table in sounding.toml (provider, model; see docs/cases.md)"
+                )
             for invariant in scenario.invariants:
                 if invariant.check.check_type.needs_judge and settings.judge is None:
                     raise SuiteConfigError(
@@ -334,10 +341,13 @@ class _Line:
     tally: Tally = field(default_factory=Tally)
     failure: tuple[int, str] | None = None
     duration_ms: float = 0.0
+    error_kinds: Counter[str] = field(default_factory=Counter)
 
     def add(self, trial: Trial) -> None:
         self.tally.add(trial.verdict, trial.score.composite if trial.score else None)
         self.duration_ms += trial.duration_ms
+        if trial.error_kind is not None:
+            self.error_kinds[trial.error_kind] += 1
         if trial.verdict is not TrialVerdict.PASS and (
             self.failure is None or trial.trial < self.failure[0]
         ):
@@ -387,6 +397,7 @@ class _Collected:
             scenario=scenario_id,
             first_failure=line.failure[1] if line.failure else "",
             duration_ms=round(line.duration_ms, 3),
+            error_kinds=dict(sorted(line.error_kinds.items())),
         )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sounding._sandbox import unavailable
 from sounding.judge import JudgeConfig, JudgeError, preflight
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from sounding.judge import JudgeClient
 
 JUDGE_CACHE = ".sounding/judge-cache"
+SIMULATOR_CACHE = ".sounding/simulator-cache"
 
 
 class RunSetupError(RuntimeError):
@@ -28,7 +29,7 @@ class RunSetupError(RuntimeError):
 def prepare_run(suite: Suite, options: RunOptions) -> TrialSettings:
     """What every trial of the run shares (the agent, the judge, the services' settings),
     checked before the first trial."""
-    agent, judge = _agent(suite), make_judge(suite)
+    agent, judge, simulator = _agent(suite), make_judge(suite), make_simulator(suite)
     _check_drivers(suite)
     otlp = suite.config.capture.otlp
     if otlp and importlib.util.find_spec("opentelemetry.proto") is None:
@@ -52,19 +53,41 @@ def prepare_run(suite: Suite, options: RunOptions) -> TrialSettings:
         prices=suite.prices,
         max_tokens=suite.config.defaults.max_tokens,
         max_cost_usd=suite.config.defaults.max_cost_usd,
+        simulator=simulator,
     )
 
 
 def make_judge(suite: Suite, *, rejudge: bool = False) -> JudgeClient | None:
     """The suite's judge (`[judge]` in sounding.toml), refused now if it cannot work later."""
+    return _model_client(suite, JudgeConfig, suite.config.judge, JUDGE_CACHE, rejudge=rejudge)
+
+
+def make_simulator(suite: Suite) -> JudgeClient | None:
+    """The model playing simulated users (`[simulator]`), refused now if it cannot work."""
+    from sounding.simulator import SimulatorConfig
+
+    table = suite.config.simulator
+    return _model_client(suite, SimulatorConfig, table, SIMULATOR_CACHE, rejudge=False)
+
+
+def _model_client(
+    suite: Suite,
+    kind: type[JudgeConfig],
+    table: dict[str, Any] | None,
+    cache: str,
+    *,
+    rejudge: bool,
+) -> JudgeClient | None:
+    """A model the harness asks (the judge, the simulator) as its table configures it,
+    answers cached in the suite; None when the table names none."""
     try:
-        config = JudgeConfig.load(suite.config.judge, root=suite.root)
+        config = kind.load(table, root=suite.root)
         if config is None:
             return None
         if config.cache_dir is None:
-            config = config.model_copy(update={"cache_dir": suite.root / JUDGE_CACHE})
+            config = config.model_copy(update={"cache_dir": suite.root / cache})
         preflight(config, models_under_test=suite.models_under_test)
-        from sounding.judge import JudgeClient  # with its LLM clients: only for a judge
+        from sounding.judge import JudgeClient  # with its LLM clients: only when asked for
 
         return JudgeClient(config, rejudge=rejudge)
     except JudgeError as exc:

@@ -47,6 +47,7 @@ from sounding.services import (
     ServiceSettings,
     start_services,
 )
+from sounding.simulator import SimulatedUser
 from sounding.spec import Case, Scenario
 from sounding.store import Trial, TrialKey, write_trial
 from sounding.validators import FinishedTrial, Validation, run_validators
@@ -118,6 +119,7 @@ class TrialSettings:
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)  # `[prices]`
     max_tokens: int | None = None  # a trial's budget: `[defaults] max_tokens`
     max_cost_usd: float | None = None  # and `[defaults] max_cost_usd`
+    simulator: JudgeClient | None = None  # the model playing simulated users: `[simulator]`
 
     def over_budget(self, usage: Usage) -> str | None:
         """Why `usage` is past a trial's budget, or None when it is within (or has none)."""
@@ -196,7 +198,7 @@ def _run(
     ):
         env = {**services.env, **(receiver.env() if receiver else {})}
         env.update(proxy.env() if proxy else {})
-        run, attempts, made = _attempts(plan, settings, env, watch)
+        run, attempts, made, user = _attempts(plan, settings, env, watch)
         if not watch.agent_returned():
             raise TrialAbandoned(plan.key.label)
         if RUNNING.stopping.is_set():  # its agent was killed by Ctrl-C: not a result
@@ -216,11 +218,16 @@ def _run(
         calls = [{k: v for k, v in call.items() if k != "raw"} for call in calls]
         if calls:
             write_text(plan.llm_calls, json.dumps(calls))
-        try:
-            turns = plan.cell.turns(plan.scenario.user)
+        simulated = _simulated(user, settings)
+        try:  # with a simulated user, the turns it said; else the scenario's as the cell sent them
+            turns = run.said if user else plan.cell.turns(plan.scenario.user)
             record = build_record(turns, run, plan.trace, spans, calls, settings.prices)
         except RecordError as exc:  # the trace the agent wrote: its trial's error, not ours
-            return failed_trial(plan, str(exc), started, attempts), secrets
+            return failed_trial(plan, str(exc), started, attempts, **simulated), secrets
+        if user and user.error:  # the simulator's failure, never the agent's
+            return failed_trial(
+                plan, user.error, started, attempts, record, error_kind="simulator", **simulated
+            ), secrets
         spent = settings.over_budget(record.usage)
         if spent is not None:  # what the agent did past its budget is not measured
             return failed_trial(
@@ -253,6 +260,7 @@ def _run(
         attempts=attempts,
         usage=record.usage.model_dump(exclude_none=True) | {"turns": record.turns},
         judge_usage=_spent(judge, settings),
+        **simulated,
         metrics=dict(validation.metrics),
         metric_reasons=dict(validation.reasons),
         touched=sorted(evidence.touched or ()),
@@ -270,14 +278,17 @@ def failed_trial(
     started: float,
     attempts: int = 0,
     record: RunRecord | None = None,
+    **kept: Any,
 ) -> Trial:
-    """A trial the harness could not score: an error, saying why."""
+    """A trial the harness could not score: an error, saying why (and `kept`: the other
+    fields of `Trial` it has, such as its `error_kind`)."""
     return Trial(
         **plan.key.as_dict(),
         reason=reason,
         duration_ms=_ms(started),
         attempts=attempts,
         record=record,
+        **kept,
     )
 
 
@@ -291,12 +302,24 @@ def _secrets(
     return {**settings.base_secrets, **own}
 
 
-def _spent(judge: JudgeClient | None, settings: TrialSettings) -> dict[str, Any]:
-    """What the judge's calls for this trial spent (cached verdicts spend nothing)."""
-    if judge is None or not judge.spent:
+def _spent(client: JudgeClient | None, settings: TrialSettings) -> dict[str, Any]:
+    """What a metered model's calls (the judge's, the simulator's) spent on this trial;
+    answers read from their cache spend nothing."""
+    if client is None or not client.spent:
         return {}
-    spent = total(judge.spent, settings.prices)
-    return spent.model_dump(exclude_none=True) | {"calls": len(judge.spent)}
+    spent = total(client.spent, settings.prices)
+    return spent.model_dump(exclude_none=True) | {"calls": len(client.spent)}
+
+
+def _simulated(user: SimulatedUser | None, settings: TrialSettings) -> dict[str, Any]:
+    """A simulated user's fields of the trial: its turns, how the conversation ended, and
+    what its model spent."""
+    if user is None:
+        return {}
+    return {
+        "simulated": {"ending": user.ending, "turns": user.turns},
+        "simulator_usage": _spent(user.client, settings),
+    }
 
 
 def _validate(
@@ -331,12 +354,13 @@ def _attempts(
     settings: TrialSettings,
     service_env: dict[str, str],
     watch: AgentWatch,
-) -> tuple[AgentRun, int, tuple[int, int] | None]:
+) -> tuple[AgentRun, int, tuple[int, int] | None, SimulatedUser | None]:
     """Retry only a trial that produced nothing; a trial that produced a result never re-runs.
-    With what the agent made of it: how many attempts, and the workspace folder's identity
-    as it was laid out (None when a callable's empty one was not laid out)."""
+    With what the agent made of it: how many attempts, the workspace folder's identity
+    as it was laid out (None when a callable's empty one was not laid out), and the
+    simulated user of the last attempt (each attempt meets a fresh one)."""
     workspace = plan.workspace
-    run = AgentRun()
+    run, user = AgentRun(), None
     for attempt in range(1, settings.agent.attempts + 1):
         if attempt > 1:  # the first attempt starts in a fresh folder
             shutil.rmtree(workspace, ignore_errors=True)
@@ -345,13 +369,14 @@ def _attempts(
         if made:
             prepare(plan.origin, workspace)
         identity = workspace_identity(workspace) if made else None
-        given = _turn_input(plan, settings, service_env, made)
+        user = _simulated_user(plan, settings)
+        given = _turn_input(plan, settings, service_env, made, user)
         if settings.agent.kind == "callable":
             watch.agent_started(given.timeout)  # a command agent's own timeout stops it
         run = settings.agent.run(given, plan.cell.delta.args)
         if not run.produced_nothing:
-            return run, attempt, identity
-    return run, settings.agent.attempts, identity
+            return run, attempt, identity, user
+    return run, settings.agent.attempts, identity, user
 
 
 def _replaced(workspace: Path, made: tuple[int, int] | None) -> str | None:
@@ -377,8 +402,28 @@ def _lazy_workspace(plan: TrialPlan, settings: TrialSettings) -> bool:
     return not looked_into and not checks_read_workspace(scenario)
 
 
+def _simulated_user(plan: TrialPlan, settings: TrialSettings) -> SimulatedUser | None:
+    """The scenario's simulated user, when it has one: the simulator counting its own spend,
+    reading the agent's answers with this trial's secrets as their markers."""
+    simulation = plan.scenario.simulate
+    if simulation is None or settings.simulator is None:
+        return None
+    prompt, fixed = plan.cell.delta.prompt, plan.scenario.user
+    return SimulatedUser(
+        settings.simulator.metered(),
+        simulation,
+        fixed=fixed,
+        secrets=_secrets(settings, plan.scenario, agent_env(settings, plan)),
+        lead=f"{prompt}\n\n" if prompt is not None and not fixed else "",
+    )
+
+
 def _turn_input(
-    plan: TrialPlan, settings: TrialSettings, service_env: dict[str, str], made: bool
+    plan: TrialPlan,
+    settings: TrialSettings,
+    service_env: dict[str, str],
+    made: bool,
+    user: SimulatedUser | None,
 ) -> TurnInput:
     env = {
         **settings.base_env,
@@ -399,6 +444,7 @@ def _turn_input(
         timeout=plan.scenario.timeout,
         workspace_made=made,
         sandbox=_sandbox(plan, settings) if settings.agent.sandbox else None,
+        user=user,
     )
 
 

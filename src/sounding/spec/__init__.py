@@ -10,6 +10,7 @@ from sounding.spec._models import (
     Invariant,
     Scenario,
     Scoring,
+    Simulation,
     Workspace,
 )
 from sounding.spec._raw import Aggregation
@@ -24,6 +25,7 @@ __all__ = [
     "Problem",
     "Scenario",
     "Scoring",
+    "Simulation",
     "SpecError",
     "ValidatorSpec",
     "Workspace",

@@ -63,11 +63,22 @@ class Workspace(_Frozen):
     byproducts: list[str] = Field(default_factory=list)  # globs of files checks ignore
 
 
+class Simulation(_Frozen):
+    """A user played by the `[simulator]` model once the fixed turns are said: who it is,
+    what it wants, the facts it may give, and how many turns it may take."""
+
+    persona: str = ""
+    goal: str
+    knows: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    max_turns: int = Field(default=10, ge=1, le=100)
+
+
 class Scenario(_Frozen):
     """One task and what to check, with case-level defaults already merged in."""
 
     id: str
-    user: list[str]
+    user: list[str]  # the fixed turns
+    simulate: Simulation | None = None  # then a simulated user, when the scenario has one
     trials: int = Field(default=1, ge=1)
     timeout: float = Field(default=600.0, gt=0)
     check_timeout: float = Field(default=30.0, gt=0)

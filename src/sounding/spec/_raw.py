@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from sounding.spec._duration import parse_duration
 
@@ -95,9 +95,33 @@ class RawBlock(_Raw):
     allow_exit: list[int] | None = None
 
 
+class RawSimulation(_Raw):
+    """`simulate:` a user played by the `[simulator]` model, after the fixed turns."""
+
+    persona: str = ""
+    goal: str
+    knows: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    max_turns: Annotated[int, Field(strict=True, ge=1, le=100)] = 10
+
+
+class RawTurn(_Raw):
+    """One item of `user`: a fixed turn (`"text"`, short for `say: text`), or `simulate:`."""
+
+    say: str | None = None
+    simulate: RawSimulation | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text(cls, value: object) -> object:
+        return {"say": value} if isinstance(value, str) else value
+
+
+Turns = Annotated[list[RawTurn], BeforeValidator(_one_or_many)]
+
+
 class RawScenario(RawBlock, RawDefaults):
     id: str
-    user: Texts | None = None
+    user: Turns | None = None
 
 
 class RawCase(RawBlock):

@@ -37,6 +37,7 @@ from sounding.spec._models import (
     Invariant,
     Scenario,
     Scoring,
+    Simulation,
     Workspace,
 )
 from sounding.spec._raw import RawBlock, RawCase, RawScenario, RawWorkspace
@@ -330,6 +331,7 @@ class _CaseResolver:
         return Scenario(
             id=raw.id,
             user=self._turns(raw, base),
+            simulate=self._simulation(raw, base),
             trials=trials,
             timeout=raw.timeout or top.defaults.timeout or 600.0,
             check_timeout=raw.check_timeout or top.defaults.check_timeout or 30.0,
@@ -352,16 +354,31 @@ class _CaseResolver:
         return workspace
 
     def _turns(self, raw: RawScenario, base: KeyPath) -> list[str]:
+        """The fixed turns; a `simulate:` item may only be the last of `user`."""
         if raw.user is None:
             message = f"scenario '{raw.id}' has no `user`: write the task, or a list of turns"
             self._add(base, message)
             return []
         if not raw.user:
             self._add((*base, "user"), "has no turns: write the task, or a list of turns")
-        for turn, text in enumerate(raw.user):
-            if not text.strip():
-                self._add((*base, "user", turn), "is empty: write what the user says")
-        return raw.user
+        for turn, said in enumerate(raw.user):
+            key = (*base, "user", turn)
+            if (said.say is None) == (said.simulate is None):
+                self._add(key, "write what the user says, or `simulate:` a user (one of them)")
+            elif said.simulate is not None and turn != len(raw.user) - 1:
+                self._add(key, "a simulated user takes over for good: `simulate:` must be last")
+            elif said.say is not None and not said.say.strip():
+                self._add(key, "is empty: write what the user says")
+        return [said.say for said in raw.user if said.say is not None]
+
+    def _simulation(self, raw: RawScenario, base: KeyPath) -> Simulation | None:
+        last = raw.user[-1].simulate if raw.user else None
+        if last is None:
+            return None
+        if not last.goal.strip():
+            where = (*base, "user", len(raw.user or []) - 1, "simulate", "goal")
+            self._add(where, "is empty: say what the simulated user wants to get done")
+        return Simulation(**last.model_dump())
 
     def _check_k(self, scoring: Scoring, trials: int, scenario: str, level: KeyPath) -> None:
         """pass@k needs k trials; `level` is where `k` is written: the scenario, or the case."""

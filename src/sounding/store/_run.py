@@ -96,6 +96,7 @@ class ScenarioSummary(ScenarioResult):
     scenario: str
     first_failure: str = ""
     duration_ms: float = 0.0
+    error_kinds: dict[str, int] = Field(default_factory=dict)  # errors of a known kind
 
     @property
     def label(self) -> str:

@@ -47,6 +47,9 @@ class Trial(BaseModel):
     attempts: int = 0
     usage: dict[str, Any] = Field(default_factory=dict)  # the agent's tokens and cost
     judge_usage: dict[str, Any] = Field(default_factory=dict)  # the judge's, for this trial
+    simulator_usage: dict[str, Any] = Field(default_factory=dict)  # the simulated user's
+    simulated: dict[str, Any] | None = None  # a simulated user's turns, and how it ended
+    error_kind: str | None = None  # "simulator": the simulated user failed, not the agent
     metrics: dict[str, Any] = Field(default_factory=dict)  # the validators' metrics
     metric_reasons: dict[str, str] = Field(default_factory=dict)
     touched: list[str] | None = None  # None: the workspace was not examined
@@ -134,6 +137,8 @@ class Trial(BaseModel):
             "reason": self.reason,
             "usage": self.usage,
             "judge_usage": self.judge_usage,
+            "simulator_usage": self.simulator_usage,
+            "error_kind": self.error_kind,
             "duration_ms": round(self.duration_ms, 3),
             "attempts": self.attempts,
             "metrics": self.metric_values(),

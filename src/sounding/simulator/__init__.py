@@ -1,0 +1,17 @@
+"""Simulated users: the `[simulator]` model plays a scenario's user after its fixed turns."""
+
+from sounding.simulator._user import (
+    TURN_TOOL,
+    SimulatedUser,
+    SimulatorConfig,
+    instructions,
+    transcript,
+)
+
+__all__ = [
+    "TURN_TOOL",
+    "SimulatedUser",
+    "SimulatorConfig",
+    "instructions",
+    "transcript",
+]

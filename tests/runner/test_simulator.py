@@ -1,0 +1,178 @@
+"""A simulated user: the `[simulator]` model plays the user after the fixed turns, and its
+failures are errors of the simulator, never failures of the agent."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+AGENT = """
+import json, os, sys
+prompt = sys.stdin.read()
+history = json.load(open(os.environ["SOUNDING_HISTORY"]))
+if "ABC123" in prompt:
+    print("Done: ABC123 moves to tomorrow, same cabin.")
+else:
+    print(f"Which reservation? (turn {os.environ['SOUNDING_TURN']}, {len(history)} before)")
+"""
+
+CASE = """
+scenarios:
+  - id: rebook
+    user:
+      - Hi, I need to change my flight.
+      - simulate:
+          persona: Impatient traveller
+          goal: Move reservation ABC123 to the next day
+          knows: {reservation_id: ABC123}
+          max_turns: 3
+    expect:
+      - final_answer_contains: tomorrow
+"""
+
+
+@pytest.fixture
+def simulated(suite: Any, llm_server: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    config = f'\n[simulator]\nmodel = "user-model"\nbase_url = "{llm_server.url}/v1"\n'
+    suite.agent(AGENT, extra_config=config)
+    suite.write("cases/trip.yaml", CASE)
+    return suite
+
+
+def _turn(llm_server: Any, message: str, done: bool = False) -> None:
+    llm_server.openai_call({"message": message, "done": done}, name="user_turn")
+
+
+def _trial(suite: Any) -> dict[str, Any]:
+    (trial,) = suite.trials(suite.runs()[-1])
+    return trial
+
+
+def test_the_simulated_user_speaks_after_the_fixed_turns_until_done(
+    simulated: Any, llm_server: Any
+) -> None:
+    _turn(llm_server, "It is ABC123, move it to tomorrow.")
+    _turn(llm_server, "Thanks, that is all.", done=True)
+    done = simulated.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    trial = _trial(simulated)
+    assert trial["record"]["user_turns"] == [
+        "Hi, I need to change my flight.",
+        "It is ABC123, move it to tomorrow.",
+    ]
+    assert trial["simulated"]["ending"] == "done"
+    said = trial["simulated"]["turns"]
+    assert [(t["turn"], t["done"]) for t in said] == [(1, False), (2, True)]
+    assert said[0]["provenance"]["model"] == "user-model" and len(said[0]["provenance"]["digest"]) == 64
+    assert trial["simulator_usage"]["calls"] == 2 and "calls" not in trial["judge_usage"]
+    # the simulator is forced to call user_turn, and reads the conversation so far
+    asked = llm_server.received[1].body
+    assert asked["tool_choice"]["function"]["name"] == "user_turn"
+    assert "Move reservation ABC123" in asked["messages"][0]["content"]
+    assert "ASSISTANT: Which reservation? (turn 0, 0 before)" in asked["messages"][1]["content"]
+    assert "USER: It is ABC123" in asked["messages"][1]["content"]
+
+
+def test_a_user_done_at_once_leaves_the_fixed_turns(simulated: Any, llm_server: Any) -> None:
+    _turn(llm_server, "", done=True)
+    done = simulated.run()
+    assert done.returncode == 1, done.stdout + done.stderr  # the agent never rebooked
+    trial = _trial(simulated)
+    assert trial["verdict"] == "fail" and trial["simulated"]["ending"] == "done"
+    assert trial["record"]["user_turns"] == ["Hi, I need to change my flight."]
+
+
+def test_a_user_never_done_stops_at_max_turns(simulated: Any, llm_server: Any) -> None:
+    for _ in range(5):
+        _turn(llm_server, "I am not sure, which one do you mean?")
+    done = simulated.run()
+    assert done.returncode == 1, done.stdout + done.stderr
+    trial = _trial(simulated)
+    assert trial["simulated"]["ending"] == "max_turns" and llm_server.hits == 3
+    assert len(trial["record"]["user_turns"]) == 4  # the fixed turn and max_turns: 3
+
+
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        (lambda s: s.openai_text("Sure, my code is ABC123."), "answered without calling user_turn"),
+        (lambda s: s.error(500, "overloaded"), "answered HTTP 500"),
+        (lambda s: s.openai_call({"message": "hi"}, name="user_turn"), "missing: done"),
+    ],
+    ids=["prose", "http-500", "bad-arguments"],
+)
+def test_a_failing_simulator_is_an_error_of_the_simulator(
+    simulated: Any, llm_server: Any, script: Any, said: str
+) -> None:
+    script(llm_server)
+    done = simulated.run()
+    assert done.returncode == 3, done.stdout + done.stderr  # an error, never a fail
+    trial = _trial(simulated)
+    assert trial["verdict"] == "error" and trial["error_kind"] == "simulator"
+    assert trial["reason"].startswith("the simulated user gave no turn: the simulator")
+    assert said in trial["reason"]
+    assert trial["record"]["user_turns"] == ["Hi, I need to change my flight."]
+    assert "1 simulator" in done.stdout
+
+
+def test_the_same_conversation_replays_the_same_user_from_its_cache(
+    simulated: Any, llm_server: Any
+) -> None:
+    _turn(llm_server, "It is ABC123, move it to tomorrow.")
+    _turn(llm_server, "Thanks.", done=True)
+    assert simulated.run().returncode == 0
+    again = simulated.run()
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert llm_server.hits == 2  # the second run asked the simulator nothing
+    assert all(t["cached"] for t in _trial(simulated)["simulated"]["turns"])
+    assert _trial(simulated)["simulator_usage"] == {}
+
+
+def test_a_callable_agent_meets_the_simulated_user_too(suite: Any, llm_server: Any) -> None:
+    suite.callable_agent(
+        "rebooking",
+        """
+        def answer(prompt, context):
+            if "ABC123" in prompt:
+                return "Moved to tomorrow."
+            return f"Which one? ({len(context.history)} before)"
+        """
+    )
+    config = f'\n[simulator]\nmodel = "user-model"\nbase_url = "{llm_server.url}/v1"\n'
+    config += 'api_key_env = "HOME"\n'  # a local server takes any key
+    suite.write("sounding.toml", (suite.root / "sounding.toml").read_text() + config)
+    suite.write("cases/trip.yaml", CASE.replace("      - Hi, I need to change my flight.\n", ""))
+    _turn(llm_server, "Hello, I want to move my flight.")
+    _turn(llm_server, "ABC123, please.")
+    _turn(llm_server, "", done=True)
+    done = suite.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = _trial(suite)["record"]
+    assert record["user_turns"] == ["Hello, I want to move my flight.", "ABC123, please."]
+    assert record["final_answer"] == "Moved to tomorrow."
+    first = llm_server.received[0].body["messages"][1]["content"]
+    assert "has not started" in first
+
+
+def test_secrets_reach_the_simulator_as_markers(simulated: Any, llm_server: Any) -> None:
+    simulated.write("agent.py", "import os; print('the key is', os.environ['SHOP_TOKEN'])")
+    case = CASE.replace("    expect:", "    env: {SHOP_TOKEN: s3cr3t-t0ken-value}\n    expect:")
+    simulated.write("cases/trip.yaml", case)
+    _turn(llm_server, "", done=True)
+    simulated.run()
+    asked = json.dumps(llm_server.received[0].body)
+    assert "s3cr3t-t0ken-value" not in asked and "SHOP_TOKEN" in asked
+    cache = simulated.root / ".sounding" / "simulator-cache"
+    assert not any("s3cr3t" in p.read_text() for p in cache.iterdir())
+
+
+def test_a_simulated_user_without_a_simulator_is_refused_before_any_trial(suite: Any) -> None:
+    suite.agent(AGENT)
+    suite.write("cases/trip.yaml", CASE)
+    done = suite.run()
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "trip.yaml:2: scenario 'rebook' simulates its user" in done.stderr
+    assert "[simulator]" in done.stderr and not suite.runs()
