@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from sounding.judge import JudgeConfig, JudgeError, preflight
+from sounding.judge._config import api_key
 
 
 def test_defaults_pin_a_deterministic_judge() -> None:
@@ -70,6 +71,15 @@ def test_preflight_refuses_a_missing_key_naming_the_variable() -> None:
     with pytest.raises(JudgeError, match=r"\$ANTHROPIC_API_KEY"):
         preflight(config, models_under_test=set(), environ={"ANTHROPIC_API_KEY": "  "})
     preflight(config, models_under_test=set(), environ={"ANTHROPIC_API_KEY": "k"})
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:8766", "localhost", "[::1]:80"])
+def test_a_server_on_this_machine_needs_no_key(host: str) -> None:
+    config = JudgeConfig(model="m", base_url=f"http://{host}/v1")
+    assert api_key(config, environ={}) == "local"
+    assert api_key(config, environ={"OPENAI_API_KEY": "mine"}) == "mine"
+    with pytest.raises(JudgeError, match=r"\$OPENAI_API_KEY"):
+        api_key(JudgeConfig(model="m", base_url="http://10.0.0.5/v1"), environ={})
 
 
 def test_preflight_reads_the_named_variable() -> None:

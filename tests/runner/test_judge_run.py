@@ -99,7 +99,7 @@ def test_another_judge_server_judges_again_instead_of_the_cache(
 
 
 def test_a_missing_key_is_refused_before_any_trial(suite: Any, llm_server: Any) -> None:
-    suite.agent("print('x')", extra_config=_judge_config(llm_server.url))
+    suite.agent("print('x')", extra_config=_judge_config("http://judge.example"))
     suite.write("cases/note.yaml", CASE)
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     done = subprocess.run(

@@ -100,9 +100,12 @@ def _describe(config: type[JudgeConfig], exc: ValidationError) -> str:
 
 
 def api_key(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> str:
-    """The judge's key, or a JudgeError that names the variable and how to set it."""
+    """The judge's key, or a JudgeError that names the variable and how to set it. A server
+    on this machine (`base_url` on 127.0.0.1, ::1 or localhost) needs none: it gets `local`."""
     env = os.environ if environ is None else environ
     key = env.get(config.key_env, "").strip()
+    if not key and _on_this_machine(config.base_url):
+        return "local"
     if not key:
         raise JudgeError(
             f"the {config.role} ({config.provider} model '{config.model}') needs an API key "
@@ -112,6 +115,13 @@ def api_key(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> st
             f"{config.key_env}=local)"
         )
     return key
+
+
+def _on_this_machine(url: str | None) -> bool:
+    from urllib.parse import urlsplit
+
+    host = urlsplit(url).hostname if url else None
+    return host in ("127.0.0.1", "::1", "localhost")
 
 
 def _bare(name: str) -> str:
