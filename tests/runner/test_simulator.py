@@ -131,6 +131,24 @@ def test_the_same_conversation_replays_the_same_user_from_its_cache(
     assert _trial(simulated)["simulator_usage"] == {}
 
 
+def test_a_replay_asks_the_simulator_nothing_and_a_new_turn_is_its_error(
+    simulated: Any, llm_server: Any
+) -> None:
+    _turn(llm_server, "It is ABC123, move it to tomorrow.")
+    _turn(llm_server, "Thanks.", done=True)
+    assert simulated.run().returncode == 0
+    replayed = simulated.run("--llm", "replay")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert llm_server.hits == 2
+    simulated.write("agent.py", "print('Which flight?')")  # the user now meets another answer
+    _turn(llm_server, "It is ABC123.")
+    changed = simulated.run("--llm", "replay")
+    assert changed.returncode == 3, changed.stdout + changed.stderr
+    assert llm_server.hits == 2  # still: a replay never asks
+    trial = _trial(simulated)
+    assert trial["error_kind"] == "simulator" and "no cached answer" in trial["reason"]
+
+
 def test_a_callable_agent_meets_the_simulated_user_too(suite: Any, llm_server: Any) -> None:
     suite.callable_agent(
         "rebooking",

@@ -62,10 +62,12 @@ class JudgeClient:
         config: JudgeConfig,
         *,
         rejudge: bool = False,
+        cached_only: bool = False,
         environ: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config
         self.rejudge = rejudge
+        self.cached_only = cached_only  # a request the cache cannot answer is a JudgeError
         self._transport = transport(config, api_key(config, environ))
         self.spent: list[Usage] = []
 
@@ -86,6 +88,7 @@ class JudgeClient:
             with contextlib.suppress(JudgeError):
                 values = request.tool.read(stored.get("values", {}))
                 return Verdict(values=values, provenance=provenance, cached=True)
+        self._refuse_uncached(provenance.digest)
         reply = self._spend(self._transport.ask_tool(call, request.tool))
         values = request.tool.read(reply.answer)
         self._keep(provenance, values=values)
@@ -98,9 +101,18 @@ class JudgeClient:
         stored = self._recall(provenance.digest)
         if stored is not None and isinstance(stored.get("text"), str):
             return str(stored["text"])
+        self._refuse_uncached(provenance.digest)
         answer = str(self._spend(self._transport.ask_text(call)).answer)
         self._keep(provenance, text=answer)
         return answer
+
+    def _refuse_uncached(self, digest: str) -> None:
+        if self.cached_only:
+            raise JudgeError(
+                f"the {self.config.role} has no cached answer to this request (digest "
+                f"{digest[:12]}) in {self.config.cache_dir}, and a replay asks no model: "
+                "run once without --llm replay to record its answers"
+            )
 
     def _spend(self, reply: Reply) -> Reply:
         if reply.usage is not None:

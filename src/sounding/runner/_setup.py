@@ -29,7 +29,7 @@ class RunSetupError(RuntimeError):
 def prepare_run(suite: Suite, options: RunOptions) -> TrialSettings:
     """What every trial of the run shares (the agent, the judge, the services' settings),
     checked before the first trial."""
-    agent, judge, simulator = _agent(suite), make_judge(suite), make_simulator(suite)
+    agent, judge = _agent(suite), make_judge(suite)
     _check_drivers(suite)
     otlp = suite.config.capture.otlp
     if otlp and importlib.util.find_spec("opentelemetry.proto") is None:
@@ -41,6 +41,7 @@ def prepare_run(suite: Suite, options: RunOptions) -> TrialSettings:
     services = ServiceSettings(keep=options.keep, servers=suite.sql_servers())
     capture = suite.config.capture
     mode = options.llm or capture.mode
+    simulator = make_simulator(suite, replay=mode == "replay")
     llm = capture.upstreams if capture.llm or mode != "live" else None
     return TrialSettings(
         agent,
@@ -62,12 +63,14 @@ def make_judge(suite: Suite, *, rejudge: bool = False) -> JudgeClient | None:
     return _model_client(suite, JudgeConfig, suite.config.judge, JUDGE_CACHE, rejudge=rejudge)
 
 
-def make_simulator(suite: Suite) -> JudgeClient | None:
-    """The model playing simulated users (`[simulator]`), refused now if it cannot work."""
+def make_simulator(suite: Suite, *, replay: bool = False) -> JudgeClient | None:
+    """The model playing simulated users (`[simulator]`), refused now if it cannot work.
+    In a replay (`--llm replay`) it answers from its cache alone: the conversation is
+    replayed offline, and a turn it never gave is an error of the simulator."""
     from sounding.simulator import SimulatorConfig
 
     table = suite.config.simulator
-    return _model_client(suite, SimulatorConfig, table, SIMULATOR_CACHE, rejudge=False)
+    return _model_client(suite, SimulatorConfig, table, SIMULATOR_CACHE, cached_only=replay)
 
 
 def _model_client(
@@ -76,7 +79,8 @@ def _model_client(
     table: dict[str, Any] | None,
     cache: str,
     *,
-    rejudge: bool,
+    rejudge: bool = False,
+    cached_only: bool = False,
 ) -> JudgeClient | None:
     """A model the harness asks (the judge, the simulator) as its table configures it,
     answers cached in the suite; None when the table names none."""
@@ -89,7 +93,7 @@ def _model_client(
         preflight(config, models_under_test=suite.models_under_test)
         from sounding.judge import JudgeClient  # with its LLM clients: only when asked for
 
-        return JudgeClient(config, rejudge=rejudge)
+        return JudgeClient(config, rejudge=rejudge, cached_only=cached_only)
     except JudgeError as exc:
         raise RunSetupError(f"{suite.root / CONFIG_NAME}: {exc}") from None
 
