@@ -4,6 +4,8 @@ failures are errors of the simulator, never failures of the agent."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -74,6 +76,20 @@ def test_the_simulated_user_speaks_after_the_fixed_turns_until_done(
     assert "Move reservation ABC123" in asked["messages"][0]["content"]
     assert "ASSISTANT: Which reservation? (turn 0, 0 before)" in asked["messages"][1]["content"]
     assert "USER: It is ABC123" in asked["messages"][1]["content"]
+    # the record keeps the whole conversation; the HTML report marks the simulated turns
+    messages = trial["record"]["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+    page = simulated.root / "report.html"
+    html = subprocess.run(
+        [sys.executable, "-m", "sounding.cli", "report", str(simulated.runs()[-1])]
+        + ["--html", str(page)],
+        capture_output=True,
+        check=False,
+    )
+    assert html.returncode == 0, html.stderr
+    text = page.read_text()
+    assert text.count("user (simulated)") == 1
+    assert "said it was done: Thanks, that is all." in text
 
 
 def test_a_user_done_at_once_leaves_the_fixed_turns(simulated: Any, llm_server: Any) -> None:

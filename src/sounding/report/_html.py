@@ -267,7 +267,7 @@ def _evidence(results: Results, trial: Trial) -> list[str]:
     parts = []
     record = trial.record
     if record is not None:
-        parts += [_conversation(record), _tool_calls(record.tool_calls)]
+        parts += [_conversation(record, trial.simulated), _tool_calls(record.tool_calls)]
     parts.append(_diff(results.text(trial, "diff.patch")))
     for name, title in (*_ARTIFACTS, ("harness-error.txt", "harness error")):
         text = results.text(trial, name)
@@ -278,17 +278,44 @@ def _evidence(results: Results, trial: Trial) -> list[str]:
     return parts
 
 
-def _conversation(record: RunRecord) -> str:
+def _conversation(record: RunRecord, simulated: dict[str, Any] | None) -> str:
+    """The turns and messages, a simulated user's turns marked as such, and how a
+    simulated user ended the conversation."""
+    played = [t for t in (simulated or {}).get("turns", []) if not t.get("done")]
+    by_simulator = {str(t.get("message")) for t in played}
+
+    def who(role: str, text: str) -> str:
+        marked = role == "user" and any(text.endswith(m) for m in by_simulator if m)
+        return "user (simulated)" if marked else role
+
     said = {m.text for m in record.messages if m.role == "user"}
-    turns = [_message("user", text) for text in record.user_turns if text not in said]
+    turns = [_message(who("user", t), t) for t in record.user_turns if t not in said]
     if record.task and not record.user_turns:
         turns.append(_message("task", record.task))
-    turns += [_message(m.role, _content(m), m) for m in record.messages]
+    turns += [_message(who(m.role, m.text), _content(m), m) for m in record.messages]
     if record.final_answer is not None:
         turns.append(_message("final answer", record.final_answer))
+    if simulated is not None:
+        turns.append(_message("simulated user", _ending(simulated)))
     if record.error:
         turns.append(_message("error", record.error))
     return "<h4>Conversation</h4>" + ("".join(turns) or '<p class="dim">no messages</p>')
+
+
+_ENDINGS = {
+    "done": "said it was done",
+    "max_turns": "reached max_turns",
+    "agent": "was left when the agent failed a turn",
+    "error": "failed (the simulator's error, not the agent's)",
+}
+
+
+def _ending(simulated: dict[str, Any]) -> str:
+    """How a simulated user ended, with its last word when it said one it did not send."""
+    ending = str(simulated.get("ending"))
+    turns = simulated.get("turns") or [{}]
+    last = turns[-1].get("message") if ending == "done" else None
+    return _ENDINGS.get(ending, ending) + (f": {last}" if last else "")
 
 
 def _message(role: str, text: str, message: Message | None = None) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 from sounding._files import read_regular
 from sounding.record import (
+    Message,
     Price,
     RecordError,
     RunRecord,
@@ -58,8 +59,18 @@ def build_record(
     if record.error is None and run.exit_code not in (0, None):
         updates["error"] = _exit_error(run)
     if found is None:  # made from what the agent printed or returned, nothing else
+        updates["messages"] = _exchanged(turns, run.answers)
         return RunRecord.model_validate(updates)
     return priced(record.model_copy(update=updates), prices or {})
+
+
+def _exchanged(turns: list[str], answers: list[str]) -> list[Message]:
+    """The conversation as it went: each turn said, and the agent's answer to it."""
+    messages = []
+    for turn, (said, answer) in enumerate(zip(turns, answers, strict=False)):
+        messages.append(Message(role="user", content=said, turn=turn))
+        messages.append(Message(role="assistant", content=answer, turn=turn))
+    return messages
 
 
 def _given(run: AgentRun, trace_path: Path) -> RunRecord | None:

@@ -312,12 +312,13 @@ def _spent(client: JudgeClient | None, settings: TrialSettings) -> dict[str, Any
 
 
 def _simulated(user: SimulatedUser | None, settings: TrialSettings) -> dict[str, Any]:
-    """A simulated user's fields of the trial: its turns, how the conversation ended, and
-    what its model spent."""
+    """A simulated user's fields of the trial: who it played, its turns, how the
+    conversation ended, and what its model spent."""
     if user is None:
         return {}
+    played = user.simulation.model_dump()
     return {
-        "simulated": {"ending": user.ending, "turns": user.turns},
+        "simulated": {"simulation": played, "ending": user.ending, "turns": user.turns},
         "simulator_usage": _spent(user.client, settings),
     }
 
