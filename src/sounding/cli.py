@@ -423,6 +423,22 @@ def compare(baseline_dir: Path, candidate_dir: Path, as_json: bool) -> None:
     raise SystemExit(compare_command(baseline_dir, candidate_dir, as_json))
 
 
+@main.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--simulator",
+    is_flag=True,
+    help="Only trials with a simulated user, each of its turns checked for its own mistakes.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the review (sounding.review/1).")
+def review(run_dir: Path, simulator: bool, as_json: bool) -> None:
+    """The trials of RUN_DIR that did not pass, with why; with --simulator, those whose
+    simulated user may have caused it shown apart."""
+    from sounding.report._review import review_command
+
+    raise SystemExit(review_command(run_dir, simulator=simulator, as_json=as_json))
+
+
 @main.group()
 def form() -> None:
     """Metrics a person fills by hand (`mode: form` validators), on a blind, shuffled form."""

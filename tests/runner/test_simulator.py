@@ -210,3 +210,32 @@ def test_a_simulated_user_without_a_simulator_is_refused_before_any_trial(suite:
     assert done.returncode == 2, done.stdout + done.stderr
     assert "trip.yaml:2: scenario 'rebook' simulates its user" in done.stderr
     assert "[simulator]" in done.stderr and not (suite.root / "results").exists()
+
+
+def test_review_shows_apart_the_failures_the_simulated_user_caused(
+    simulated: Any, llm_server: Any
+) -> None:
+    _turn(llm_server, "It is XYZ999.")  # a code it was never given
+    _turn(llm_server, "Bye.", done=True)
+    assert simulated.run().returncode == 1
+    run = str(simulated.runs()[-1])
+    shown = subprocess.run(
+        [sys.executable, "-m", "sounding.cli", "review", run, "--simulator"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "1 trial with a simulated user failed, 1 of them flagged" in shown.stdout
+    assert "turn 1 revealed: said 'XYZ999'" in shown.stdout
+    document = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "sounding.cli", "review", run, "--simulator", "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    (trial,) = document["trials"]
+    assert document["schema"] == "sounding.review/1" and trial["verdict"] == "fail"
+    assert {f["kind"] for f in trial["flags"]} == {"revealed", "withheld"}

@@ -1,5 +1,6 @@
 """Simulated users: the `[simulator]` model plays a scenario's user after its fixed turns."""
 
+from sounding.simulator._review import Flag, review
 from sounding.simulator._user import (
     TURN_TOOL,
     SimulatedUser,
@@ -10,8 +11,10 @@ from sounding.simulator._user import (
 
 __all__ = [
     "TURN_TOOL",
+    "Flag",
     "SimulatedUser",
     "SimulatorConfig",
     "instructions",
+    "review",
     "transcript",
 ]
