@@ -68,7 +68,8 @@ def test_the_simulated_user_speaks_after_the_fixed_turns_until_done(
     assert trial["simulated"]["ending"] == "done"
     said = trial["simulated"]["turns"]
     assert [(t["turn"], t["done"]) for t in said] == [(1, False), (2, True)]
-    assert said[0]["provenance"]["model"] == "user-model" and len(said[0]["provenance"]["digest"]) == 64
+    provenance = said[0]["provenance"]
+    assert provenance["model"] == "user-model" and len(provenance["digest"]) == 64
     assert trial["simulator_usage"]["calls"] == 2 and "calls" not in trial["judge_usage"]
     # the simulator is forced to call user_turn, and reads the conversation so far
     asked = llm_server.received[1].body
@@ -80,9 +81,9 @@ def test_the_simulated_user_speaks_after_the_fixed_turns_until_done(
     messages = trial["record"]["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
     page = simulated.root / "report.html"
+    run = str(simulated.runs()[-1])
     html = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "report", str(simulated.runs()[-1])]
-        + ["--html", str(page)],
+        [sys.executable, "-m", "sounding.cli", "report", run, "--html", str(page)],
         capture_output=True,
         check=False,
     )
@@ -173,7 +174,7 @@ def test_a_callable_agent_meets_the_simulated_user_too(suite: Any, llm_server: A
             if "ABC123" in prompt:
                 return "Moved to tomorrow."
             return f"Which one? ({len(context.history)} before)"
-        """
+        """,
     )
     config = f'\n[simulator]\nmodel = "user-model"\nbase_url = "{llm_server.url}/v1"\n'
     config += 'api_key_env = "HOME"\n'  # a local server takes any key
