@@ -472,6 +472,57 @@ YAML = [
         "invariants.tests_pass.gate",
         "must be true or false (got int 1)",
     ),
+    Bad(
+        "simulate_typo.yaml",
+        """\
+        scenarios:
+          - id: rebook
+            user:
+              - Hi
+              - simulate: {goal: move ABC123, max_turn: 3}
+        """,
+        5,
+        "scenarios[0].user[1].simulate.max_turn",
+        "unknown key 'max_turn'",
+        "max_turns",
+    ),
+    Bad(
+        "simulate_not_last.yaml",
+        """\
+        scenarios:
+          - id: rebook
+            user:
+              - simulate: {goal: move ABC123}
+              - and then this
+        """,
+        4,
+        "scenarios[0].user[0]",
+        "`simulate:` must be last",
+    ),
+    Bad(
+        "simulate_no_goal.yaml",
+        """\
+        scenarios:
+          - id: rebook
+            user:
+              - simulate: {persona: terse}
+        """,
+        4,
+        "scenarios[0].user[0].simulate",
+        "missing required key 'goal'",
+    ),
+    Bad(
+        "simulate_too_long.yaml",
+        """\
+        scenarios:
+          - id: rebook
+            user:
+              - simulate: {goal: move ABC123, max_turns: 500}
+        """,
+        4,
+        "scenarios[0].user[0].simulate.max_turns",
+        "at most 100",
+    ),
 ]
 
 TOML = [

@@ -355,3 +355,27 @@ def test_byproducts_given_under_both_names_is_refused(load: Any) -> None:
             "both.yaml",
             "workspace: {artefacts: [a], byproducts: [b]}\nscenarios:\n  - {id: a, user: hi}\n",
         )
+
+
+def test_a_user_may_end_with_a_simulated_one(load: Load) -> None:
+    case = load(
+        "trip.yaml",
+        """\
+        scenarios:
+          - id: rebook
+            user:
+              - Hi, I need to change my flight.
+              - simulate:
+                  persona: Impatient traveller
+                  goal: Move reservation ABC123 to the next day
+                  knows: {reservation_id: ABC123, seats: 2}
+          - id: alone
+            user: [{simulate: {goal: Cancel my booking}}]
+        """,
+    )
+    rebook, alone = case.scenarios
+    assert rebook.user == ["Hi, I need to change my flight."]
+    assert rebook.simulate is not None and rebook.simulate.max_turns == 10
+    assert rebook.simulate.knows == {"reservation_id": "ABC123", "seats": 2}
+    assert alone.user == [] and alone.simulate is not None
+    assert alone.simulate.goal == "Cancel my booking" and alone.simulate.persona == ""
