@@ -150,3 +150,62 @@ def test_the_agents_sdk_example_records_against_its_model_server_then_replays_wi
     assert len(list((suite / "cassettes").rglob("*.json"))) == 2  # one per trial
     replayed = sounding("run", str(suite), "--scenario", "shipped", "--llm", "replay")
     assert replayed.returncode == 0 and SDK_VERDICTS[0] in replayed.stdout, replayed.stdout
+
+
+AIRLINE = ROOT / "examples/airline"
+AIRLINE_VERDICTS = [
+    "PASS  airline/flight-status  3/3",
+    "FLAKY airline/rebook-next-day  2/3",
+    "FAIL  airline/cancel-basic-fare  0/3",
+    "ERROR airline/gate-question  0/0 (1 error: 1 simulator)",
+]
+
+
+def _scenario_lines(out: str) -> list[str]:
+    """Each scenario's line up to its time: verdict, name, passes (and errors)."""
+    verdicts = ("PASS", "FLAKY", "FAIL", "ERROR")
+    lines = [line for line in out.splitlines() if line.startswith(verdicts)]
+    return [re.split(r"  \d+\.\d+s", line)[0] for line in lines]
+
+
+def _trial_of(done: subprocess.CompletedProcess[str], label: str) -> dict[str, Any]:
+    """One trial of the run that printed `done`, found by its `artifacts:` line."""
+    run = Path(done.stdout.split("artifacts: ")[-1].strip())
+    return dict(json.loads((run / "trials/default/airline" / label / "trial.json").read_text()))
+
+
+def test_the_airline_example_meets_its_simulated_users_then_replays_them_from_the_cache(
+    tmp_path: Path, sounding: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the README runs it: with user_server.py up, one run shows every verdict; with it
+    stopped, a second run replays the same users from .sounding/simulator-cache."""
+    suite = tmp_path / "airline"
+    ignored = shutil.ignore_patterns("results", ".sounding", "__pycache__")
+    shutil.copytree(AIRLINE, suite, ignore=ignored)
+    server = subprocess.Popen(
+        [sys.executable, str(suite / "user_server.py"), "0"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().split()[-1]  # "scripted simulated user on http://..."
+        monkeypatch.setenv("SOUNDING_SIMULATOR_BASE_URL", url)
+        first = sounding("run", str(suite))
+    finally:
+        server.kill()
+        server.communicate()  # reaped, its pipe closed
+    assert first.returncode == 3, first.stdout + first.stderr  # an error: no verdict for one
+    assert _scenario_lines(first.stdout) == AIRLINE_VERDICTS
+    assert "answered without calling user_turn" in first.stdout
+    asked = _trial_of(first, "rebook-next-day#2")["simulated"]
+    assert asked["ending"] == "done" and len(asked["turns"]) == 3
+    cache = suite / ".sounding/simulator-cache"
+    cached = sorted(path.name for path in cache.iterdir())
+
+    again = sounding("run", str(suite))  # the server is gone: the users come from the cache
+    assert again.returncode == 3, again.stdout + again.stderr
+    assert _scenario_lines(again.stdout) == AIRLINE_VERDICTS
+    unreached = _trial_of(again, "gate-question#1")  # its user was never cached: asked again
+    assert unreached["error_kind"] == "simulator" and "could not be reached" in unreached["reason"]
+    replayed = _trial_of(again, "rebook-next-day#2")["simulated"]
+    assert replayed["turns"] == [{**turn, "cached": True} for turn in asked["turns"]]
+    assert sorted(path.name for path in cache.iterdir()) == cached  # nothing new was asked
