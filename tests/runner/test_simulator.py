@@ -67,7 +67,7 @@ def test_the_simulated_user_speaks_after_the_fixed_turns_until_done(
     ]
     assert trial["simulated"]["ending"] == "done"
     said = trial["simulated"]["turns"]
-    assert [(t["turn"], t["done"]) for t in said] == [(1, False), (2, True)]
+    assert [(t["turn"], t["done"]) for t in said] == [(2, False), (3, True)]
     provenance = said[0]["provenance"]
     assert provenance["model"] == "user-model" and len(provenance["digest"]) == 64
     assert trial["simulator_usage"]["calls"] == 2 and "calls" not in trial["judge_usage"]
@@ -228,7 +228,7 @@ def test_review_shows_apart_the_failures_the_simulated_user_caused(
     )
     assert shown.returncode == 0, shown.stderr
     assert "1 trial with a simulated user failed, 1 of them flagged" in shown.stdout
-    assert "turn 1 revealed: said 'XYZ999'" in shown.stdout
+    assert "turn 2 revealed: said 'XYZ999'" in shown.stdout
     document = json.loads(
         subprocess.run(
             [sys.executable, "-m", "sounding.cli", "review", run, "--simulator", "--json"],

@@ -18,14 +18,14 @@ SIMULATION = {
 
 def _record(*pairs: tuple[str, str]) -> RunRecord:
     messages = []
-    for turn, (said, answer) in enumerate(pairs):
+    for turn, (said, answer) in enumerate(pairs, start=1):
         messages += [Message(role="user", content=said, turn=turn)]
         messages += [Message(role="assistant", content=answer, turn=turn)]
     return RunRecord(user_turns=[p[0] for p in pairs], messages=messages)
 
 
 def _simulated(*turns: tuple[str, bool]) -> dict[str, Any]:
-    said = [{"turn": n + 1, "message": m, "done": d} for n, (m, d) in enumerate(turns)]
+    said = [{"turn": n + 2, "message": m, "done": d} for n, (m, d) in enumerate(turns)]
     return {"simulation": SIMULATION, "ending": "done", "turns": said}
 
 
@@ -41,21 +41,21 @@ def test_a_user_that_keeps_to_its_brief_is_not_flagged() -> None:
 def test_a_user_that_makes_up_an_identifier_is_flagged() -> None:
     record = _record(("Hi", "Which reservation?"), ("It is XYZ999, for 2 people.", "Not found."))
     flags = review(_simulated(("It is XYZ999, for 2 people.", False)), record)
-    assert [(f.turn, f.kind) for f in flags] == [(1, "revealed"), (1, "withheld")]
+    assert [(f.turn, f.kind) for f in flags] == [(2, "revealed"), (2, "withheld")]
     assert "'XYZ999'" in flags[0].says  # and "2", a count, is no identifier
 
 
 def test_a_user_that_withholds_what_it_was_asked_for_is_flagged() -> None:
     record = _record(("Hi", "What is your reservation number?"), ("I forgot.", "I need it."))
     flags = review(_simulated(("I forgot.", False)), record)
-    assert [(f.turn, f.kind) for f in flags] == [(1, "withheld")]
+    assert [(f.turn, f.kind) for f in flags] == [(2, "withheld")]
     assert "reservation_id" in flags[0].says
 
 
 def test_a_user_that_leaves_while_asked_is_flagged() -> None:
     record = _record(("Hi, I need to change my flight.", "Sure, which reservation?"))
     flags = review(_simulated(("Bye.", True)), record)
-    assert {(f.turn, f.kind) for f in flags} == {(1, "ended_early"), (1, "withheld")}
+    assert {(f.turn, f.kind) for f in flags} == {(2, "ended_early"), (2, "withheld")}
 
 
 def test_a_user_done_before_anything_was_said_is_flagged() -> None:

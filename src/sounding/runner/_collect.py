@@ -65,9 +65,10 @@ def build_record(
 
 
 def _exchanged(turns: list[str], answers: list[str]) -> list[Message]:
-    """The conversation as it went: each turn said, and the agent's answer to it."""
+    """The conversation as it went: each turn said (1 is the first, as in any record), and
+    the agent's answer to it."""
     messages = []
-    for turn, (said, answer) in enumerate(zip(turns, answers, strict=False)):
+    for turn, (said, answer) in enumerate(zip(turns, answers, strict=False), start=1):
         messages.append(Message(role="user", content=said, turn=turn))
         messages.append(Message(role="assistant", content=answer, turn=turn))
     return messages

@@ -30,7 +30,7 @@ _TRIM = ".,;:!?)('\"-$€£%"
 class Flag:
     """One thing the simulated user did that makes the trial's verdict its doing."""
 
-    turn: int  # the conversation's turn (0 is the first thing the user said)
+    turn: int  # the conversation's turn (1 is the first thing the user said)
     kind: str  # revealed | withheld | ended_early
     says: str
 
@@ -50,7 +50,7 @@ def review(simulated: dict[str, Any], record: RunRecord | None) -> list[Flag]:
 
 
 def _answers(record: RunRecord | None) -> dict[int, str]:
-    """What the agent said in answer to each turn, by turn."""
+    """What the agent said in answer to each turn, by turn (1 the first)."""
     said: dict[int, list[str]] = {}
     for message in record.messages if record else []:
         if message.role == "assistant" and message.text.strip():
@@ -124,9 +124,9 @@ def _ended_early(turns: list[dict[str, Any]], answers: dict[int, str]) -> list[F
     ended = next((t for t in turns if t.get("done")), None)
     if ended is None:
         return []
-    number = int(ended.get("turn", 0))
-    if number == 0:
-        return [Flag(0, "ended_early", "ended before the agent had said anything")]
+    number = int(ended.get("turn", 1))
+    if number <= 1:
+        return [Flag(number, "ended_early", "ended before the agent had said anything")]
     last = answers.get(number - 1, "").strip()
     if last.endswith("?"):
         says = f"ended while the agent was asking: {last[-120:]!r}"

@@ -113,7 +113,7 @@ class SimulatedUser:
             return None
         self.turns.append(
             {
-                "turn": len(said),
+                "turn": len(said) + 1,  # the conversation's turn, 1 the first
                 "message": message,
                 "done": done,
                 "provenance": verdict.provenance.model_dump(),
