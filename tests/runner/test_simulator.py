@@ -240,3 +240,33 @@ def test_review_shows_apart_the_failures_the_simulated_user_caused(
     (trial,) = document["trials"]
     assert document["schema"] == "sounding.review/1" and trial["verdict"] == "fail"
     assert {f["kind"] for f in trial["flags"]} == {"revealed", "withheld"}
+
+
+def test_an_agent_that_fails_a_turn_ends_the_conversation(
+    simulated: Any, llm_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    simulated.write("agent.py", AGENT + "\nif 'ABC123' in prompt: sys.exit(1)\n")
+    _turn(llm_server, "It is ABC123.")
+    _turn(llm_server, "Hello?")
+    monkeypatch.setenv("SOUNDING_SIMULATOR_MODEL", "another-user-model")
+    price = '\n[prices."m"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n'
+    simulated.write("sounding.toml", (simulated.root / "sounding.toml").read_text() + price)
+    done = simulated.run()
+    assert done.returncode == 1, done.stdout + done.stderr  # the agent failed its turn
+    trial = _trial(simulated)
+    assert trial["simulated"]["ending"] == "agent" and trial["error_kind"] is None
+    assert llm_server.hits == 1 and llm_server.last()["model"] == "another-user-model"
+    spent = {"input_tokens": 100, "output_tokens": 20, "cost_usd": 0.00014, "calls": 1}
+    assert trial["simulator_usage"] == pytest.approx(spent)  # priced as the model answered
+
+
+def test_the_simulator_may_not_be_the_model_under_test(suite: Any) -> None:
+    config = '\n[simulator]\nmodel = "gpt-4o"\nbase_url = "http://127.0.0.1:9/v1"\n'
+    suite.agent(AGENT, extra_config=config)
+    text = (suite.root / "sounding.toml").read_text()
+    suite.write("sounding.toml", text.replace("[agent]\n", '[agent]\nmodel = "gpt-4o"\n'))
+    suite.write("cases/trip.yaml", CASE)
+    done = suite.run()
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "the simulator model 'gpt-4o' is also a model under test" in done.stderr
+    assert "allow_same_model = true in [simulator]" in done.stderr

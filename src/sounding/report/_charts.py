@@ -91,6 +91,7 @@ SPENT: dict[str, tuple[str, Callable[[float], str]]] = {
     "tokens": ("tokens", lambda v: f"{v:,.0f}"),
     "cost_usd": ("cost", lambda v: f"${v:.4f}"),
     "judge_cost_usd": ("judge cost", lambda v: f"${v:.4f}"),
+    "simulator_cost_usd": ("simulator cost", lambda v: f"${v:.4f}"),
 }
 """How each of `sounding.store.SPENDING` is named and written in the reports."""
 

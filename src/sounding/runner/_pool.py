@@ -132,7 +132,7 @@ class TrialPool:
                 self._running.add(watch)
                 try:
                     trial = run_trial(plan, self._settings, watch)
-                    self._spend((trial.cost_usd or 0.0) + (trial.judge_cost_usd or 0.0))
+                    self._spend(trial.spent_usd)
                     self._finished.put(trial)
                 finally:
                     self._running.discard(watch)

@@ -98,6 +98,18 @@ class Trial(BaseModel):
         return _dollars(self.judge_usage)
 
     @property
+    def simulator_cost_usd(self) -> float | None:
+        """What the simulated user's calls cost; None when none was made or priced."""
+        return _dollars(self.simulator_usage)
+
+    @property
+    def spent_usd(self) -> float:
+        """What the trial's model calls cost in all (the agent's, the judge's, the
+        simulator's), as far as they are priced: what `--max-cost` counts."""
+        costs = (self.cost_usd, self.judge_cost_usd, self.simulator_cost_usd)
+        return sum(cost for cost in costs if cost is not None)
+
+    @property
     def tokens(self) -> int | None:
         """Input plus output tokens; None when the agent reported none."""
         counts = [self.usage.get(k) for k in ("input_tokens", "output_tokens")]
@@ -150,8 +162,10 @@ SPENDING: dict[str, Callable[[Trial], float | None]] = {
     "tokens": lambda t: t.tokens,
     "cost_usd": lambda t: t.cost_usd,
     "judge_cost_usd": lambda t: t.judge_cost_usd,
+    "simulator_cost_usd": lambda t: t.simulator_cost_usd,
 }
-"""What a trial spent, by name: the agent's tokens and cost, and the judge's cost apart."""
+"""What a trial spent, by name: the agent's tokens and cost, and apart from them what the
+judge and the simulated user cost."""
 
 
 def _dollars(usage: Mapping[str, Any]) -> float | None:
