@@ -41,6 +41,7 @@ PINNED = {
         "AuditEvent",
         "HookDecision",
         "Message",
+        "ModelUsage",
         "Passage",
         "Price",
         "RecordError",

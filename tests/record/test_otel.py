@@ -118,6 +118,8 @@ def test_a_tool_calling_agent_gives_one_conversation_its_usage_model_and_answer(
     # three chat calls; the agent span's own total is not added a second time
     assert (run.usage.input_tokens, run.usage.output_tokens) == (812 + 903 + 896, 41 + 38 + 50)
     assert run.model == run.usage.model == "gpt-4o-mini-2024-07-18"
+    ((model, spent),) = run.usage.by_model.items()  # each chat span, under its model
+    assert model == "gpt-4o-mini-2024-07-18" and spent.input_tokens == 812 + 903 + 896
     assert run.duration_ms == pytest.approx(4200.0)
     assert run.error is None
     assert "JD0142" in run.ids_seen_before(1)  # the tracking number came from the lookup

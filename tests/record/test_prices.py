@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from sounding.record import RunRecord, Usage, priced
+from sounding.record import RunRecord, Usage, parse_record, priced, total
 from sounding.record._prices import cost, price_of
 
 PRICES = {"gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6)}
@@ -38,3 +40,38 @@ def test_a_cost_the_agent_reported_is_kept_and_an_unpriced_model_stays_unknown()
     assert priced(unpriced, PRICES).usage.cost_usd is None
     counted = RunRecord(usage=Usage(input_tokens=2_000_000, model="gpt-4o-mini"))
     assert priced(counted, PRICES).usage.cost_usd == pytest.approx(0.3)
+
+
+def test_tokens_and_cost_are_kept_per_model() -> None:
+    trace = "\n".join(
+        json.dumps(event)
+        for event in [
+            {"type": "user", "text": "refund order 7"},
+            {"type": "usage", "input_tokens": 1_000_000, "output_tokens": 0, "model": "gpt-4o"},
+            {
+                "type": "usage",
+                "input_tokens": 1_000_000,
+                "output_tokens": 0,
+                "model": "gpt-4o-mini",
+            },
+            {"type": "usage", "input_tokens": 1_000_000, "output_tokens": 0, "model": "gpt-4o"},
+            {"type": "final", "text": "done"},
+        ]
+    )
+    usage = priced(parse_record(trace, "jsonl"), PRICES).usage
+    per_model = {m: (u.input_tokens, u.cost_usd) for m, u in usage.by_model.items()}
+    assert per_model == {"gpt-4o": (2_000_000, 5.0), "gpt-4o-mini": (1_000_000, 0.15)}
+    assert usage.cost_usd == pytest.approx(5.15) and usage.input_tokens == 3_000_000
+    one_unpriced = total(
+        [Usage(input_tokens=10, model="gpt-4o"), Usage(input_tokens=10, model="claude-x")],
+        PRICES,
+    )
+    assert one_unpriced.cost_usd is None  # never a guess for the whole
+    assert one_unpriced.by_model["gpt-4o"].cost_usd == pytest.approx(2.5e-5)
+    assert one_unpriced.by_model["claude-x"].cost_usd is None
+
+
+def test_a_record_of_one_model_is_that_models_usage() -> None:
+    usage = priced(RunRecord(usage=Usage(input_tokens=1_000_000), model="gpt-4o"), PRICES).usage
+    assert usage.model == "gpt-4o" and usage.cost_usd == pytest.approx(2.5)
+    assert usage.by_model["gpt-4o"].input_tokens == 1_000_000

@@ -13,7 +13,7 @@ from typing import Any
 from sounding._files import loads
 from sounding.record._build import Attach, RecordBuilder, RecordError, dump_result
 from sounding.record._events import META_FIELDS, validate_event
-from sounding.record._model import RunRecord
+from sounding.record._model import ModelUsage, RunRecord, add_usage
 
 
 def parse_jsonl(text: str, source: str) -> RunRecord:
@@ -58,6 +58,7 @@ class _Reader:
         self.source = source
         self.builder = RecordBuilder(source, "jsonl")
         self.usage: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0}
+        self.by_model: dict[str, ModelUsage] = {}
         self.lists: dict[str, list[dict[str, Any]]] = {
             key: [] for key in ("passages", "hooks", "approvals", "audit")
         }
@@ -74,7 +75,7 @@ class _Reader:
     def finish(self) -> RunRecord:
         b = self.builder
         b.fields.update(self.lists)
-        b.fields["usage"] = self.usage
+        b.fields["usage"] = {**self.usage, "by_model": self.by_model}
         if self.errors:
             b.fields["error"] = "\n".join(self.errors)
         b.fields.setdefault("model", self.usage.get("model"))
@@ -213,6 +214,8 @@ class _Reader:
             usage["cost_usd"] = usage.get("cost_usd", 0.0) + cost
         if event.get("model") is not None:
             usage["model"] = event["model"]
+        given, made = event.get("input_tokens") or 0, event.get("output_tokens") or 0
+        add_usage(self.by_model, event.get("model"), given, made, cost)
 
 
 def _opt_str(value: Any) -> str | None:

@@ -62,11 +62,52 @@ class Message(_Model):
         return content_text(self.content)
 
 
+class ModelUsage(_Model):
+    """What the calls answered by one model spent."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+
+
 class Usage(_Model):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
     model: str | None = None
+    by_model: dict[str, ModelUsage] = Field(default_factory=dict)  # the calls naming theirs
+
+    def per_model(self) -> dict[str, ModelUsage]:
+        """`by_model`, or for a usage that names one model only, its whole as that model's."""
+        if self.by_model or not self.model:
+            return dict(self.by_model)
+        whole = ModelUsage(
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cost_usd=self.cost_usd,
+        )
+        return {self.model: whole}
+
+
+def add_usage(
+    by_model: dict[str, ModelUsage],
+    model: str | None,
+    input_tokens: int,
+    output_tokens: int,
+    cost_usd: float | None,
+) -> None:
+    """Count one call's tokens and cost in `by_model`, under the model that answered it
+    (a call naming no model is counted in the totals only). A cost stays None while
+    one call of the model has none."""
+    if not model:
+        return
+    was = by_model.get(model, ModelUsage(cost_usd=0.0))
+    costs = None if was.cost_usd is None or cost_usd is None else was.cost_usd + cost_usd
+    by_model[model] = ModelUsage(
+        input_tokens=was.input_tokens + input_tokens,
+        output_tokens=was.output_tokens + output_tokens,
+        cost_usd=costs,
+    )
 
 
 class Passage(_Model):

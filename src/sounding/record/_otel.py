@@ -22,7 +22,7 @@ from sounding.record._build import (
     dump_result,
 )
 from sounding.record._events import COUNT
-from sounding.record._model import RunRecord
+from sounding.record._model import ModelUsage, RunRecord, add_usage
 from sounding.record._otel_messages import (
     EVENT_ROLES,
     Conversation,
@@ -247,14 +247,16 @@ class _Importer:
     def _totals(self) -> None:
         model = self._model()
         fields = self.builder.fields
-        fields["usage"] = {**self._usage(), "model": model}
+        by_model: dict[str, ModelUsage] = {}
+        fields["usage"] = {**self._usage(by_model), "model": model, "by_model": by_model}
         fields["model"] = model
         errors = [f"{s.name}: {_failure(s)}" for s in self.spans if self._run_error(s)]
         fields["error"] = "\n".join(errors) if errors else None
         fields["duration_ms"] = self._duration()
 
-    def _usage(self) -> dict[str, int]:
-        """Tokens summed over the spans reporting them; a parent of reporting spans is left out."""
+    def _usage(self, by_model: dict[str, ModelUsage]) -> dict[str, int]:
+        """Tokens summed over the spans reporting them, and counted per model in `by_model`;
+        a parent of reporting spans is left out."""
         total = {"input_tokens": 0, "output_tokens": 0}
         reporting = [s for s in self.spans if s.operation and _tokens(s)]
         covered = {a.span_id for s in reporting for a in self._ancestors(s)}
@@ -265,19 +267,23 @@ class _Importer:
                     "report theirs (kept in metadata.otel_spans)"
                 )
                 continue
+            counts = {name: 0 for name in total}
             for name, (key, count) in _tokens(span).items():
+                counts[name] = count
                 total[name] += count
                 self.left[span.span_id].pop(key, None)
+            model = _span_model(span)
+            add_usage(by_model, model, counts["input_tokens"], counts["output_tokens"], None)
         return total
 
     def _model(self) -> str | None:
         """The model of the last GenAI span naming one: the response's, else the request's."""
         named = [
-            s.attrs.get("gen_ai.response.model") or s.attrs.get("gen_ai.request.model")
+            _span_model(s)
             for s in self.spans
             if s.operation not in (None, "execute_tool") and s.span_id not in self.in_tool
         ]
-        return next((m for m in reversed(named) if isinstance(m, str)), None)
+        return next((m for m in reversed(named) if m), None)
 
     def _run_error(self, span: Span) -> bool:
         """A failed span that is no tool call and not inside one stopped the run."""
@@ -346,6 +352,12 @@ def _given_call_id(span: Span) -> str | None:
 def _given_tool_name(span: Span) -> str | None:
     name = span.attrs.get("gen_ai.tool.name")
     return name if isinstance(name, str) and name else None
+
+
+def _span_model(span: Span) -> str | None:
+    """The model a span names: the response's, else the request's."""
+    named = span.attrs.get("gen_ai.response.model") or span.attrs.get("gen_ai.request.model")
+    return named if isinstance(named, str) else None
 
 
 def _tokens(span: Span) -> dict[str, tuple[str, int]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from sounding.record._model import RunRecord, Usage
+from sounding.record._model import ModelUsage, RunRecord, Usage, add_usage
 
 Price = tuple[float, float]
 """US dollars per million input tokens, and per million output tokens."""
@@ -35,23 +35,41 @@ def cost(
 
 
 def priced(record: RunRecord, prices: Mapping[str, Price]) -> RunRecord:
-    """The record with the cost of its tokens, when it holds none and its model is priced."""
+    """The record with its tokens per model, and the cost of those no cost was reported
+    for at their model's price; the whole's cost, when it had none, once every model's is
+    known."""
     usage = record.usage
-    if usage.cost_usd is not None or not prices:
-        return record
-    found = cost(usage.model or record.model, usage.input_tokens, usage.output_tokens, prices)
-    if found is None:
-        return record
-    return record.model_copy(update={"usage": usage.model_copy(update={"cost_usd": found})})
+    if not usage.model and record.model and not usage.by_model:
+        usage = usage.model_copy(update={"model": record.model})
+    by_model = {
+        model: spent
+        if spent.cost_usd is not None
+        else spent.model_copy(
+            update={"cost_usd": cost(model, spent.input_tokens, spent.output_tokens, prices)}
+        )
+        for model, spent in usage.per_model().items()
+    }
+    found = usage.cost_usd
+    known = [spent.cost_usd for spent in by_model.values()]
+    if found is None and by_model and None not in known:
+        counted = sum(s.input_tokens + s.output_tokens for s in by_model.values())
+        if counted == usage.input_tokens + usage.output_tokens:  # no call left unnamed
+            found = sum(c for c in known if c is not None)
+    update = {"by_model": by_model, "cost_usd": found, "model": usage.model}
+    return record.model_copy(update={"usage": usage.model_copy(update=update)})
 
 
 def total(spent: Iterable[Usage], prices: Mapping[str, Price]) -> Usage:
     """The tokens of several calls, and their cost with each at its own model's price (None
-    when one of the models has none)."""
+    when one of the models has none), in all and per model."""
     calls = list(spent)
     costs = [cost(u.model, u.input_tokens, u.output_tokens, prices) for u in calls]
+    by_model: dict[str, ModelUsage] = {}
+    for call, paid in zip(calls, costs, strict=True):
+        add_usage(by_model, call.model, call.input_tokens, call.output_tokens, paid)
     return Usage(
         input_tokens=sum(u.input_tokens for u in calls),
         output_tokens=sum(u.output_tokens for u in calls),
         cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+        by_model=by_model,
     )
