@@ -62,7 +62,9 @@ def test_the_judge_scores_a_trial_through_a_forced_tool_call(suite: Any, llm_ser
     assert tone["result"]["details"]["provenance"]["model"] == "judge-1"
     # what the judge spent is the trial's, kept apart from the agent's tokens
     spent = {"input_tokens": 100, "output_tokens": 20, "cost_usd": 0.00014, "calls": 1}
+    by_model = trial["judge_usage"].pop("by_model")
     assert trial["judge_usage"] == pytest.approx(spent)
+    assert by_model == {"m": pytest.approx({k: spent[k] for k in list(spent)[:3]})}
     assert trial["usage"]["input_tokens"] == 0 and "cost_usd" not in trial["usage"]
     # re-scoring reads the cached verdict: the judge is not asked again
     rescored = subprocess.run(

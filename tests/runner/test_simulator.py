@@ -257,6 +257,7 @@ def test_an_agent_that_fails_a_turn_ends_the_conversation(
     assert trial["simulated"]["ending"] == "agent" and trial["error_kind"] is None
     assert llm_server.hits == 1 and llm_server.last()["model"] == "another-user-model"
     spent = {"input_tokens": 100, "output_tokens": 20, "cost_usd": 0.00014, "calls": 1}
+    assert trial["simulator_usage"].pop("by_model")["m"]["cost_usd"] == pytest.approx(0.00014)
     assert trial["simulator_usage"] == pytest.approx(spent)  # priced as the model answered
 
 
