@@ -34,6 +34,8 @@ PINNED = {
         "registry",
     ],
     "sounding.record": [
+        "LIST_PRICES",
+        "LIST_PRICES_AS_OF",
         "RECORD_FORMATS",
         "SCHEMA",
         "TRACE_ENV",

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sounding.record import RunRecord, Usage, parse_record, priced, total
+from sounding.record import LIST_PRICES, RunRecord, Usage, parse_record, priced, total
 from sounding.record._prices import cost, price_of
 
 PRICES = {"gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6)}
@@ -17,7 +17,9 @@ PRICES = {"gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6)}
     [
         ("gpt-4o", (2.5, 10.0)),
         ("gpt-4o-2024-08-06", (2.5, 10.0)),
-        ("gpt-4o-mini-2024-07-18", (0.15, 0.6)),  # the longest name it starts with
+        ("gpt-4o-mini-2024-07-18", (0.15, 0.6)),  # a release of gpt-4o-mini
+        ("gpt-4o-latest", (2.5, 10.0)),
+        ("gpt-4o-audio-preview", None),  # another model, with another price: no guess
         ("claude-sonnet-4", None),
         (None, None),
     ],
@@ -75,3 +77,10 @@ def test_a_record_of_one_model_is_that_models_usage() -> None:
     usage = priced(RunRecord(usage=Usage(input_tokens=1_000_000), model="gpt-4o"), PRICES).usage
     assert usage.model == "gpt-4o" and usage.cost_usd == pytest.approx(2.5)
     assert usage.by_model["gpt-4o"].input_tokens == 1_000_000
+
+
+def test_the_list_prices_price_the_providers_releases() -> None:
+    assert price_of("claude-sonnet-4-20250514", LIST_PRICES) == (3.0, 15.0)
+    assert price_of("gpt-4.1-mini-2025-04-14", LIST_PRICES) == (0.4, 1.6)
+    assert price_of("claude-sonnet-4-5-20250929", LIST_PRICES) is None  # not in the table
+    assert price_of("o3-pro", LIST_PRICES) is None

@@ -22,10 +22,12 @@ from sounding.record._model import (
     Usage,
 )
 from sounding.record._otel import parse_otel
-from sounding.record._prices import Price, priced, total
+from sounding.record._prices import LIST_PRICES, LIST_PRICES_AS_OF, Price, priced, total
 from sounding.record._trace import TRACE_ENV, Trace
 
 __all__ = [
+    "LIST_PRICES",
+    "LIST_PRICES_AS_OF",
     "RECORD_FORMATS",
     "SCHEMA",
     "TRACE_ENV",

@@ -1,12 +1,15 @@
-"""What a trial's tokens cost, from a table of prices the suite gives (`[prices]`).
+"""What a trial's tokens cost: the providers' list prices that ship with sounding, and the
+suite's own (`[prices]`), which replace or add to them.
 
 A model with no price has no cost (`None`), never a guess. A model name is matched whole,
-else by the longest price name it starts with: `gpt-4o-mini-2024-07-18` is priced as
-`gpt-4o-mini`, not as `gpt-4o`.
+or as a price's name followed by a release stamp only (`-2024-07-18`, `-20250514`,
+`-latest`): `gpt-4o-mini-2024-07-18` is priced as `gpt-4o-mini`, while `gpt-4o-audio-preview`,
+another model with another price, is not priced as `gpt-4o`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
 from sounding.record._model import ModelUsage, RunRecord, Usage, add_usage
@@ -14,14 +17,38 @@ from sounding.record._model import ModelUsage, RunRecord, Usage, add_usage
 Price = tuple[float, float]
 """US dollars per million input tokens, and per million output tokens."""
 
+LIST_PRICES_AS_OF = "2025-06"
+LIST_PRICES: dict[str, Price] = {
+    "gpt-4o": (2.5, 10.0),
+    "gpt-4o-mini": (0.15, 0.6),
+    "gpt-4.1": (2.0, 8.0),
+    "gpt-4.1-mini": (0.4, 1.6),
+    "gpt-4.1-nano": (0.1, 0.4),
+    "o3": (2.0, 8.0),
+    "o3-mini": (1.1, 4.4),
+    "o4-mini": (1.1, 4.4),
+    "claude-3-5-haiku": (0.8, 4.0),
+    "claude-3-5-sonnet": (3.0, 15.0),
+    "claude-3-7-sonnet": (3.0, 15.0),
+    "claude-sonnet-4": (3.0, 15.0),
+    "claude-opus-4": (15.0, 75.0),
+}
+"""The providers' published list prices (standard tier, uncached input) on
+`LIST_PRICES_AS_OF`. They change: `[prices]` in sounding.toml replaces any of them."""
+
+_RELEASE = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)")
+
 
 def price_of(model: str | None, prices: Mapping[str, Price]) -> Price | None:
+    """The price of `model`: its own, or that of the name it is a release of."""
     if not model:
         return None
     if model in prices:
         return prices[model]
-    named = [name for name in prices if model.startswith(name)]
-    return prices[max(named, key=len)] if named else None
+    for name, price in prices.items():
+        if model.startswith(name) and _RELEASE.fullmatch(model[len(name) :]):
+            return price
+    return None
 
 
 def cost(

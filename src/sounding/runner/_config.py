@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from sounding._files import unreadable
 from sounding._process import split_command
 from sounding._words import did_you_mean
+from sounding.record import LIST_PRICES
 from sounding.runner._cells import Cell, CellError, CellsConfig, build_cells
 from sounding.services import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM, ServiceSettings
 from sounding.spec import case_files
@@ -116,9 +117,11 @@ class Suite:
 
     @property
     def prices(self) -> dict[str, tuple[float, float]]:
-        """`[prices]`: each model's price per million input and output tokens."""
+        """Each model's price per million input and output tokens: the list prices that ship
+        with sounding, replaced or added to by `[prices]`."""
         table = self.config.prices
-        return {name: (p.input_per_mtok, p.output_per_mtok) for name, p in table.items()}
+        own = {name: (p.input_per_mtok, p.output_per_mtok) for name, p in table.items()}
+        return {**LIST_PRICES, **own}
 
     @property
     def agent_env(self) -> dict[str, str]:
