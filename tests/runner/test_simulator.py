@@ -135,19 +135,6 @@ def test_a_failing_simulator_is_an_error_of_the_simulator(
     assert "1 simulator" in done.stdout
 
 
-def test_the_same_conversation_replays_the_same_user_from_its_cache(
-    simulated: Any, llm_server: Any
-) -> None:
-    _turn(llm_server, "It is ABC123, move it to tomorrow.")
-    _turn(llm_server, "Thanks.", done=True)
-    assert simulated.run().returncode == 0
-    again = simulated.run()
-    assert again.returncode == 0, again.stdout + again.stderr
-    assert llm_server.hits == 2  # the second run asked the simulator nothing
-    assert all(t["cached"] for t in _trial(simulated)["simulated"]["turns"])
-    assert _trial(simulated)["simulator_usage"] == {}
-
-
 def test_a_replay_asks_the_simulator_nothing_and_a_new_turn_is_its_error(
     simulated: Any, llm_server: Any
 ) -> None:
@@ -156,7 +143,9 @@ def test_a_replay_asks_the_simulator_nothing_and_a_new_turn_is_its_error(
     assert simulated.run().returncode == 0
     replayed = simulated.run("--llm", "replay")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
-    assert llm_server.hits == 2
+    assert llm_server.hits == 2  # the same conversation met the same user, from its cache
+    assert all(t["cached"] for t in _trial(simulated)["simulated"]["turns"])
+    assert _trial(simulated)["simulator_usage"] == {}  # and it cost nothing
     simulated.write("agent.py", "print('Which flight?')")  # the user now meets another answer
     _turn(llm_server, "It is ABC123.")
     changed = simulated.run("--llm", "replay")
