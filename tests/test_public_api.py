@@ -127,6 +127,7 @@ PINNED = {
         "pass_hat_k",
         "publishable",
         "run_check",
+        "score_error_kind",
         "score_trial",
         "summarize",
     ],
@@ -213,6 +214,8 @@ PINNED = {
         "trial_id",
     ],
     "sounding.store": [
+        "ERROR_KINDS",
+        "INFRASTRUCTURE",
         "MEASURES_SCHEMA",
         "RESULTS_SCHEMA",
         "SPENDING",

@@ -272,6 +272,14 @@ def _rescore(run_dir: Path, *, as_json: bool, rejudge: bool) -> ExitCode:
     help="US dollars the trials may spend ([prices]); past it no new trial starts (resumable).",
 )
 @click.option(
+    "--retry-errors",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="N",
+    help="Run again up to N trials of the run whose error was not the agent's (the harness, "
+    "a service, the judge, the simulator); default 0.",
+)
+@click.option(
     "--llm",
     type=click.Choice(["live", "record", "replay"]),
     help="The agent's model calls: passed on (live), and kept as cassettes (record), or "
@@ -287,6 +295,7 @@ def run(
     keep: bool,
     llm: str | None,
     max_cost: float | None,
+    retry_errors: int,
 ) -> None:
     """Run every scenario of SUITE_DIR (or the named CASES) several times and give verdicts."""
     from sounding._process import ending_orphans
@@ -307,7 +316,7 @@ def run(
     from sounding.store import ResultsError
 
     options = RunOptions(
-        list(cases), list(scenarios), trials, parallel, resume, keep, llm, max_cost
+        list(cases), list(scenarios), trials, parallel, resume, keep, llm, max_cost, retry_errors
     )
     started = time.monotonic()
     try:

@@ -260,3 +260,26 @@ def test_the_simulator_may_not_be_the_model_under_test(suite: Any) -> None:
     assert done.returncode == 2, done.stdout + done.stderr
     assert "the simulator model 'gpt-4o' is also a model under test" in done.stderr
     assert "allow_same_model = true in [simulator]" in done.stderr
+
+
+def test_retry_errors_runs_again_a_trial_the_simulator_failed_never_one_the_agent_did(
+    simulated: Any, llm_server: Any
+) -> None:
+    llm_server.error(500, "overloaded")
+    _turn(llm_server, "It is ABC123, move it to tomorrow.")
+    _turn(llm_server, "Thanks.", done=True)
+    done = simulated.run("--retry-errors", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 trial ran again after an error that was not the agent's (1 simulator)" in (
+        done.stderr
+    )
+    run = simulated.runs()[-1]
+    (kept,) = run.glob("retried/*/*/*/trial.json")
+    assert kept.parent.name == "rebook#1.1"
+    first = json.loads(kept.read_text())
+    assert first["verdict"] == "error" and first["error_kind"] == "simulator"
+    assert _trial(simulated)["verdict"] == "pass"
+    # an error of the agent's own is its result: it never runs again
+    simulated.write("agent.py", "import sys; sys.stdin.read(); raise SystemExit(-9)")
+    again = simulated.run("--retry-errors", "2")
+    assert "ran again" not in again.stderr and not list(simulated.runs()[-1].glob("retried"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,4 +82,10 @@ def print_summary(console: Console, summary: RunSummary, artifacts: Path, second
         f"{seconds:.2f}s",
         highlight=False,
     )
+    kinds = Counter[str]()
+    for line in lines:
+        kinds.update(line.error_kinds)
+    if kinds:
+        said = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+        console.print(f"errored trials by kind: {said}", highlight=False)
     console.print(f"artifacts: {artifacts}", highlight=False, soft_wrap=True)

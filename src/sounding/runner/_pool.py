@@ -13,6 +13,8 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from sounding.runner._agent import RUNNING
 from sounding.runner._trial import (
@@ -60,6 +62,29 @@ class Watch:
             return True
 
 
+@dataclass
+class Retries:
+    """`--retry-errors`: how many trials of the run may run again after an error that was
+    not the agent's (`Trial.infrastructure_error`), and those that did. The folder of the
+    try that erred is kept, moved by `set_aside`."""
+
+    left: int = 0
+    set_aside: Callable[[Trial, Path], None] | None = None
+    done: list[Trial] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def take(self, trial: Trial, folder: Path) -> bool:
+        """Whether `trial` runs again; its folder is then set aside."""
+        with self._lock:
+            if self.left <= 0:
+                return False
+            self.left -= 1
+            self.done.append(trial)
+        if self.set_aside is not None:
+            self.set_aside(trial, folder)
+        return True
+
+
 class TrialPool:
     """Runs `plans` on `parallel` daemon threads; `outcomes()` yields them as they finish."""
 
@@ -71,9 +96,11 @@ class TrialPool:
         parallel: int,
         interrupted: Callable[[], bool],
         max_cost: float | None = None,
+        retries: Retries | None = None,
     ) -> None:
         self._interrupted = interrupted  # asked between waits: Ctrl-C, as the caller sees it
         self.max_cost, self.spent = max_cost, 0.0  # US dollars: past it, no trial starts
+        self.retries = retries or Retries()
         self._todo = plans  # made one at a time, as workers take them (`_next`)
         self.left = count  # trials not yet finished
         self._taking = threading.Lock()
@@ -128,14 +155,7 @@ class TrialPool:
     def _work(self) -> None:
         try:
             while not RUNNING.stopping.is_set() and (plan := self._next()) is not None:
-                watch = Watch(plan)
-                self._running.add(watch)
-                try:
-                    trial = run_trial(plan, self._settings, watch)
-                    self._spend(trial.spent_usd)
-                    self._finished.put(trial)
-                finally:
-                    self._running.discard(watch)
+                self._finished.put(self._run(plan))
         except TrialAbandoned:
             return  # given up on: a fresh worker took this one's place
         except TrialInterrupted:
@@ -144,6 +164,19 @@ class TrialPool:
             self._finished.put(exc)
             return
         self._finished.put(None)
+
+    def _run(self, plan: TrialPlan) -> Trial:
+        """One trial, run again while its error is not the agent's and retries are left."""
+        while True:
+            watch = Watch(plan)
+            self._running.add(watch)
+            try:
+                trial = run_trial(plan, self._settings, watch)
+            finally:
+                self._running.discard(watch)
+            self._spend(trial.spent_usd)
+            if not trial.infrastructure_error or not self.retries.take(trial, plan.folder):
+                return trial
 
     @property
     def over_budget(self) -> bool:

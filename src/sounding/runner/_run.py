@@ -12,16 +12,18 @@ import shutil
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from sounding._files import sweep_tmp
+from sounding._words import counted
 from sounding.checks import Ref, references
 from sounding.judge import JudgeError, preflight
 from sounding.runner._agent import RUNNING
 from sounding.runner._cells import Cell
 from sounding.runner._config import Suite, SuiteConfigError
-from sounding.runner._pool import TrialPool
+from sounding.runner._pool import Retries, TrialPool
 from sounding.runner._trial import NO_SPACE, TrialPlan, TrialSettings
 from sounding.runner._workspace import Origin, keep_origin, resolve_origin
 from sounding.scoring import Tally, TrialVerdict
@@ -75,6 +77,7 @@ class RunOptions:
     keep: bool = False
     llm: str | None = None  # `--llm live | record | replay`
     max_cost: float | None = None  # `--max-cost`: US dollars the run may spend
+    retry_errors: int = 0  # `--retry-errors`: trials that may run again after no error of theirs
 
     def as_dict(self) -> dict[str, Any]:
         """As run.json keeps them: `--resume` itself is not a choice of the run."""
@@ -149,8 +152,13 @@ def _run(
         # trials at once: `--parallel`, else `[defaults] parallel`, else the cores
         parallel = options.parallel or suite.config.defaults.parallel or os.cpu_count() or 1
         count = len(planned) - done
-        pool = TrialPool(pending, count, settings, parallel, hooks.interrupted, options.max_cost)
+        retries = Retries(options.retry_errors, partial(_set_aside, layout))
+        pool = TrialPool(
+            pending, count, settings, parallel, hooks.interrupted, options.max_cost, retries
+        )
         _execute(pool, collected, hooks.on_trial)
+        if retries.done:
+            hooks.on_note(_retried(retries))
         if pool.over_budget and pool.left > 0:
             spent = f"the run spent {pool.spent:.4f} USD, over --max-cost {options.max_cost}"
             raise RunInterrupted(collected.ran, layout.root, spent)
@@ -163,6 +171,24 @@ def _run(
             raise RunStopped(why, collected.ran, layout.root) from None
         raise
     return RunResult(layout, collected.close(), collected.ran)
+
+
+def _set_aside(layout: RunLayout, trial: Trial, folder: Path) -> None:
+    """Keep the folder of a try that erred, out of the way of the trial's next one."""
+    attempt = 1
+    while (aside := layout.retried_dir(trial.key, attempt)).exists():
+        attempt += 1
+    aside.parent.mkdir(parents=True, exist_ok=True)
+    folder.rename(aside)
+
+
+def _retried(retries: Retries) -> str:
+    kinds = Counter(str(trial.error_kind) for trial in retries.done)
+    said = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+    return (
+        f"{counted(len(retries.done), 'trial')} ran again after an error that was not the "
+        f"agent's ({said}); the tries that erred are kept under retried/"
+    )
 
 
 def _execute(pool: TrialPool, collected: _Collected, on_trial: Callable[[Trial], None]) -> None:

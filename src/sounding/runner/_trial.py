@@ -39,10 +39,11 @@ from sounding.runner._workspace import (
     prepare,
     workspace_identity,
 )
-from sounding.scoring import measure_trial
+from sounding.scoring import measure_trial, score_error_kind
 from sounding.services import (
     LlmProxy,
     OtlpReceiver,
+    ServiceError,
     ServiceSet,
     ServiceSettings,
     start_services,
@@ -168,13 +169,17 @@ def run_trial(plan: TrialPlan, settings: TrialSettings, watch: AgentWatch) -> Tr
         trial = trial.redacted(secrets)  # here too: what the agent left must serialize
     except (TrialInterrupted, TrialAbandoned):
         raise
-    except CassetteError as exc:  # the suite's file, not a fault of the harness
-        trial = failed_trial(plan, str(exc), started).redacted(secrets)
+    except CassetteError as exc:  # the suite's file, not a fault of the harness's code
+        trial = failed_trial(plan, str(exc), started, kind="harness").redacted(secrets)
+    except ServiceError as exc:  # a database or mock the scenario needs did not come up
+        reason = f"a service did not start: {exc}"
+        trial = failed_trial(plan, reason, started, kind="service").redacted(secrets)
     except Exception as exc:  # the runner boundary: one broken trial never stops the others
         if isinstance(exc, OSError) and exc.errno in NO_SPACE:
             raise  # the machine's fault, not the trial's: it stays unfinished, for --resume
         write_text(plan.folder / "harness-error.txt", redact(traceback.format_exc(), secrets))
-        trial = failed_trial(plan, f"{type(exc).__name__}: {exc}", started).redacted(secrets)
+        reason = f"{type(exc).__name__}: {exc}"
+        trial = failed_trial(plan, reason, started, kind="harness").redacted(secrets)
     _redact_files(
         [plan.trace, plan.spans, plan.llm_calls], secrets
     )  # once read, whatever became of the trial
@@ -213,8 +218,8 @@ def _run(
         if settings.llm_mode == "record":
             _record(_cassette(plan, settings), calls, secrets)
         if proxy and proxy.unanswered:
-            reason = _unanswered(plan, settings, proxy)
-            return failed_trial(plan, reason, started, attempts), secrets
+            reason = _unanswered(plan, settings, proxy)  # the agent asked something new
+            return failed_trial(plan, reason, started, attempts, kind="agent"), secrets
         calls = [{k: v for k, v in call.items() if k != "raw"} for call in calls]
         if calls:
             write_text(plan.llm_calls, json.dumps(calls))
@@ -223,19 +228,19 @@ def _run(
             turns = run.said if user else plan.cell.turns(plan.scenario.user)
             record = build_record(turns, run, plan.trace, spans, calls, settings.prices)
         except RecordError as exc:  # the trace the agent wrote: its trial's error, not ours
-            return failed_trial(plan, str(exc), started, attempts, **simulated), secrets
+            reason = str(exc)
+            return failed_trial(plan, reason, started, attempts, kind="agent", **simulated), secrets
         if user and user.error:  # the simulator's failure, never the agent's
             return failed_trial(
-                plan, user.error, started, attempts, record, error_kind="simulator", **simulated
+                plan, user.error, started, attempts, record, kind="simulator", **simulated
             ), secrets
         spent = settings.over_budget(record.usage)
         if spent is not None:  # what the agent did past its budget is not measured
-            return failed_trial(
-                plan, f"over its budget: {spent}", started, attempts, record
-            ), secrets
+            reason = f"over its budget: {spent}"
+            return failed_trial(plan, reason, started, attempts, record, kind="budget"), secrets
         error = _agent_error(run, settings.agent.kind) or _replaced(plan.workspace, made)
         if error:
-            return failed_trial(plan, error, started, attempts, record), secrets
+            return failed_trial(plan, error, started, attempts, record, kind="agent"), secrets
         evidence = _evidence(plan, record, run, services, given_env, secrets)
         judge = settings.judge.metered() if settings.judge else None  # its spending apart
         validation = _validate(plan, settings, evidence, secrets, judge)
@@ -256,6 +261,7 @@ def _run(
         **plan.key.as_dict(),
         origin=kept,
         reason=score.reason if score else validation.reason,
+        error_kind=validation.kind if score is None else score_error_kind(score),
         duration_ms=_ms(started),
         attempts=attempts,
         usage=record.usage.model_dump(exclude_none=True) | {"turns": record.turns},
@@ -278,16 +284,19 @@ def failed_trial(
     started: float,
     attempts: int = 0,
     record: RunRecord | None = None,
+    *,
+    kind: str,
     **kept: Any,
 ) -> Trial:
-    """A trial the harness could not score: an error, saying why (and `kept`: the other
-    fields of `Trial` it has, such as its `error_kind`)."""
+    """A trial the harness could not score: an error of a `kind` (`ERROR_KINDS`), saying
+    why (and `kept`: the other fields of `Trial` it has)."""
     return Trial(
         **plan.key.as_dict(),
         reason=reason,
         duration_ms=_ms(started),
         attempts=attempts,
         record=record,
+        error_kind=kind,
         **kept,
     )
 
@@ -559,7 +568,7 @@ def overrun_trial(plan: TrialPlan, timeout: float, started: float) -> Trial:
         f"timed out after {timeout:.1f}s; a callable cannot be stopped, so its thread was "
         "left behind (use a command agent for a hard stop)"
     )
-    return failed_trial(plan, reason, started, attempts=1)
+    return failed_trial(plan, reason, started, attempts=1, kind="agent")
 
 
 def agent_env(settings: TrialSettings, plan: TrialPlan) -> dict[str, str]:

@@ -20,7 +20,15 @@ from sounding.scoring._stats import (
     interval,
     summarize,
 )
-from sounding.scoring._trial import Kind, Measured, TrialScore, TrialVerdict, composite, score_trial
+from sounding.scoring._trial import (
+    Kind,
+    Measured,
+    TrialScore,
+    TrialVerdict,
+    composite,
+    score_error_kind,
+    score_trial,
+)
 
 __all__ = [
     "Comparison",
@@ -46,6 +54,7 @@ __all__ = [
     "pass_hat_k",
     "publishable",
     "run_check",
+    "score_error_kind",
     "score_trial",
     "summarize",
 ]

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from sounding.checks import CheckResult, Status
+from sounding.checks import CheckResult, Role, Status, UnknownCheckError, registry
 
 _EPSILON = 1e-9
 
@@ -164,3 +164,20 @@ def _under_threshold(failure: Measured | None, value: float | None, threshold: f
     shown = "none" if value is None else f"{value:.2f}"
     under = f"composite {shown} is under the pass threshold {threshold:.2f}"
     return f"{under}; {failure.describe()}" if failure else under
+
+
+def score_error_kind(score: TrialScore) -> str | None:
+    """The kind of error a scored trial is (None when it is no error): `judge` when the
+    check that left it open asks the judge (`llm_as_judge`, a grader), else `harness` (a
+    check that could not measure)."""
+    if score.verdict is not TrialVerdict.ERROR:
+        return None
+    decider = next((m for m in score.checks if m.name == score.decided_by), None)
+    if decider is None:
+        return "harness"
+    role = Role.FORBIDDEN if decider.kind is Kind.FORBIDDEN else Role.CHECK
+    try:
+        asks_judge = registry.get(decider.type, role).needs_judge
+    except UnknownCheckError:
+        return "harness"
+    return "judge" if asks_judge else "harness"

@@ -19,6 +19,8 @@ from sounding.store._run import (
     write_summary,
 )
 from sounding.store._trial import (
+    ERROR_KINDS,
+    INFRASTRUCTURE,
     SPENDING,
     TRIAL_SCHEMA,
     Trial,
@@ -28,6 +30,8 @@ from sounding.store._trial import (
 )
 
 __all__ = [
+    "ERROR_KINDS",
+    "INFRASTRUCTURE",
     "MEASURES_SCHEMA",
     "RESULTS_SCHEMA",
     "SPENDING",

@@ -73,6 +73,12 @@ class RunLayout:
         mark = "/" if self.nested else "#"
         return self.root / "trials" / cell / case / f"{scenario}{mark}{key.trial}"
 
+    def retried_dir(self, key: TrialKey, attempt: int) -> Path:
+        """`retried/<cell>/<case>/<scenario>#<n>.<attempt>`: a trial's folder as it stood
+        when an error that was not the agent's made it run again (`--retry-errors`)."""
+        cell, case, scenario = safe_name(key.cell), safe_name(key.case), safe_name(key.scenario)
+        return self.root / "retried" / cell / case / f"{scenario}#{key.trial}.{attempt}"
+
 
 def allocate_run(results_dir: Path) -> RunLayout:
     """A fresh run folder, named by the time; never reuses an existing one."""

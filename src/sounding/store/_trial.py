@@ -22,6 +22,14 @@ from sounding.scoring import TrialScore, TrialVerdict
 from sounding.store._documents import ResultsError, read_document, schema_message, validated
 from sounding.store._layout import TrialKey
 
+ERROR_KINDS = ("agent", "budget", "harness", "service", "judge", "simulator")
+"""What an errored trial failed of: the agent (it crashed, timed out, wrote a broken trace),
+its budget, or what measures it: the harness (sounding, a check, a validator of the suite),
+a service, the judge, the simulated user."""
+
+INFRASTRUCTURE = frozenset({"harness", "service", "judge", "simulator"})
+"""The error kinds that are no doing of the agent: `--retry-errors` runs such a trial again."""
+
 TRIAL_SCHEMA = "sounding.trial/2"
 TRIAL_SCHEMAS = ("sounding.trial/1", TRIAL_SCHEMA)  # /1 kept the run record in record.json
 RECORD_FILE_V1 = "record.json"
@@ -49,7 +57,7 @@ class Trial(BaseModel):
     judge_usage: dict[str, Any] = Field(default_factory=dict)  # the judge's, for this trial
     simulator_usage: dict[str, Any] = Field(default_factory=dict)  # the simulated user's
     simulated: dict[str, Any] | None = None  # a simulated user's turns, and how it ended
-    error_kind: str | None = None  # "simulator": the simulated user failed, not the agent
+    error_kind: str | None = None  # for an error, one of ERROR_KINDS
     metrics: dict[str, Any] = Field(default_factory=dict)  # the validators' metrics
     metric_reasons: dict[str, str] = Field(default_factory=dict)
     touched: list[str] | None = None  # None: the workspace was not examined
@@ -75,6 +83,11 @@ class Trial(BaseModel):
     @property
     def verdict(self) -> TrialVerdict:
         return TrialVerdict.ERROR if self.score is None else self.score.verdict
+
+    @property
+    def infrastructure_error(self) -> bool:
+        """An error of what measures the agent, not of the agent: worth running again."""
+        return self.verdict is TrialVerdict.ERROR and self.error_kind in INFRASTRUCTURE
 
     @property
     def key(self) -> TrialKey:

@@ -49,6 +49,14 @@ class Validation:
         """Why the trial is invalid, in one line (empty when it is valid)."""
         return "invalid: " + "; ".join(self.problems) if self.problems else ""
 
+    @property
+    def kind(self) -> str | None:
+        """The error an invalid trial is: `judge` when only judge validators gave no
+        verdict, else `harness` (a validator of the suite broke its contract)."""
+        if not self.problems:
+            return None
+        return "judge" if all(p.startswith("judge validator") for p in self.problems) else "harness"
+
     @classmethod
     def from_trial(cls, trial: Trial) -> Validation:
         """The metrics a stored trial kept, for re-scoring without running anything.
