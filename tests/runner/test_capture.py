@@ -251,6 +251,7 @@ def test_a_trial_over_its_token_budget_is_refused_further_calls_and_is_an_error(
     assert done.returncode == 3, done.stdout + done.stderr  # an error, not a fail
     trial = suite.trials(suite.runs()[0])[0]
     assert trial["reason"] == "over its budget: 2 tokens, over [defaults] max_tokens = 1"
+    assert trial["error_kind"] == "budget"
     assert llm_server.hits == 1  # the second call never reached the model
     stderr = next(suite.runs()[0].glob("trials/*/*/*/stderr.txt")).read_text()
     assert "the trial is over its budget" in stderr  # what the agent's client was told

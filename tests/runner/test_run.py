@@ -109,7 +109,7 @@ def test_a_timeout_kills_the_whole_process_group_and_is_an_error(
     done = suite.run()
     assert time.monotonic() - started < 30
     assert done.returncode == 3, done.stdout + done.stderr
-    assert done.stdout.startswith("ERROR slow/sleeps")
+    assert done.stdout.startswith("ERROR slow/sleeps  0/0 (1 error: 1 agent)")
     assert "timed out" in done.stdout
     child = int(pids.read_text())
     time.sleep(0.2)
@@ -504,3 +504,22 @@ def test_a_trace_in_no_record_format_is_an_error_naming_the_formats_tried(suite:
     assert done.returncode == 3, done.stdout + done.stderr
     (trial,) = suite.trials(suite.runs()[0])
     assert "none of the formats tried" in str(trial["reason"])
+
+
+def test_a_service_that_does_not_start_is_an_error_of_the_service(suite: Any) -> None:
+    suite.agent("print('done')")
+    suite.write(
+        "cases/api.yaml",
+        """
+        services:
+          - {name: api, type: process, command: "python3 -c 'raise SystemExit(4)' {port}"}
+        scenarios:
+          - id: calls
+            user: call the api
+        """,
+    )
+    done = suite.run()
+    assert done.returncode == 3, done.stdout + done.stderr
+    (trial,) = suite.trials(suite.runs()[0])
+    assert trial["error_kind"] == "service"
+    assert trial["reason"].startswith("a service did not start: process service 'api'")

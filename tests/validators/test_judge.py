@@ -86,6 +86,7 @@ def test_a_judge_that_never_calls_the_tool_leaves_the_trial_invalid(
         "calling record_verdict"
     )
     assert dict(found.metrics) == {}
+    assert found.kind == "judge"  # the trial is an error of the judge, not of the agent
 
 
 def test_no_judge_configured_leaves_the_trial_invalid(bench: Bench) -> None:
