@@ -142,14 +142,15 @@ def test_the_agents_sdk_example_records_against_its_model_server_then_replays_wi
         url = server.stdout.readline().split()[-1]  # "scripted model on http://127.0.0.1:N/v1"
         config = suite / "sounding.toml"
         config.write_text(config.read_text().replace("http://127.0.0.1:8765/v1", url))
-        recorded = sounding("run", str(suite), "--scenario", "shipped", "--llm", "record")
-        assert recorded.returncode == 0 and SDK_VERDICTS[0] in recorded.stdout, recorded.stdout
+        one = ("--scenario", "shipped", "--trials", "1")
+        recorded = sounding("run", str(suite), *one, "--llm", "record")
+        assert recorded.returncode == 0 and "PASS  orders/shipped  1/1" in recorded.stdout
     finally:
         server.kill()
         server.communicate()  # reaped, its pipe closed
-    assert len(list((suite / "cassettes").rglob("*.json"))) == 2  # one per trial
-    replayed = sounding("run", str(suite), "--scenario", "shipped", "--llm", "replay")
-    assert replayed.returncode == 0 and SDK_VERDICTS[0] in replayed.stdout, replayed.stdout
+    assert len(list((suite / "cassettes").rglob("*.json"))) == 1  # one per trial
+    replayed = sounding("run", str(suite), *one, "--llm", "replay")
+    assert replayed.returncode == 0 and "PASS  orders/shipped  1/1" in replayed.stdout
 
 
 AIRLINE = ROOT / "examples/airline"

@@ -106,7 +106,7 @@ def test_ctrl_c_at_any_moment_exits_130_without_a_traceback(suite: Any) -> None:
     landed inside a pure-Python lock wait: `RuntimeError: release unlocked lock`)."""
     suite.callable_agent("quick", "def answer(prompt, context):\n    return 'ok'\n")
     suite.write("cases/c.yaml", "scenarios:\n  - {id: a, user: hi, trials: 20000}\n")
-    for delay in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8):
+    for delay in (0.0, 0.05, 0.2, 0.5):
         process = suite.start("--parallel", "4")
         started = time.monotonic()
         while not list(suite.root.glob("results/*/run.json")) and time.monotonic() < started + 30:
