@@ -379,3 +379,31 @@ def test_a_user_may_end_with_a_simulated_one(load: Load) -> None:
     assert rebook.simulate.knows == {"reservation_id": "ABC123", "seats": 2}
     assert alone.user == [] and alone.simulate is not None
     assert alone.simulate.goal == "Cancel my booking" and alone.simulate.persona == ""
+
+
+def test_a_graded_check_the_composite_cannot_hear_is_noted(load: Any) -> None:
+    graded = "{description: scored, check: {type: custom, script: checks/tone.py}}"
+    saved = "{description: saved, check: {type: file_exists, path: note.txt}}"
+    case = load(
+        "graded.yaml",
+        f"""\
+scenarios:
+  - id: perfect-only
+    user: hi
+    invariants: {{tone: {graded}}}
+  - id: deaf
+    user: hi
+    scoring: {{pass_threshold: 0.5}}
+    invariants: {{tone: {graded}, saved: {saved}}}
+  - id: heard
+    user: hi
+    scoring: {{pass_threshold: 0.8}}
+    invariants: {{tone: {graded}, saved: {saved}}}
+  - id: gated
+    user: hi
+    invariants: {{tone: {{description: s, gate: true, check: {{type: custom, script: t.py}}}}}}
+""",
+    )
+    perfect, deaf = case.notes
+    assert "graded.yaml:2:" in perfect and "passes only on its perfect score" in perfect
+    assert "graded.yaml:5:" in deaf and "a score of 0 passes the trial" in deaf

@@ -57,6 +57,7 @@ def script_held(suite_dir: Path) -> Callable[[CustomParams], None]:
     reads=Reads.WORKSPACE,
     shorthand="script",
     in_suite=script_held,
+    graded=True,
 )
 def custom(params: CustomParams, context: CheckContext) -> CheckResult:
     """A script of the suite reads the trial's context on stdin and prints its verdict."""

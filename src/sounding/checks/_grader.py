@@ -51,6 +51,7 @@ def graders_held(suite_dir: Path) -> Callable[[GraderParams], None]:
     costly=True,
     shorthand="name",
     in_suite=graders_held,
+    graded=True,
 )
 def grader(params: GraderParams, context: CheckContext) -> CheckResult:
     """A grader function `file.function(t, case, run)` from checks/ passes the trial."""

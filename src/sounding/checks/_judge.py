@@ -81,6 +81,7 @@ class JudgeParams(Params):
     costly=True,
     needs_judge=True,
     shorthand="criteria",
+    graded=True,
 )
 def llm_as_judge(params: JudgeParams, context: CheckContext) -> CheckResult:
     """An LLM judge scores the material; passes when the score reaches pass_threshold."""

@@ -77,6 +77,7 @@ class CheckType(Generic[P]):
     costly: bool = False  # run only when its verdict can still change the trial's
     needs_judge: bool = False  # a run without a judge is refused before any trial
     in_suite: InSuite[P] | None = None
+    graded: bool = False  # its score may lie anywhere from 0 to 1, not only at 0 or 1
 
     def parse(self, raw: Any) -> P:
         """Validate raw params; a scalar goes to the `shorthand` field."""
@@ -112,11 +113,13 @@ class Registry:
         role: Role = Role.CHECK,
         shorthand: str | None = None,
         in_suite: InSuite[P] | None = None,
+        graded: bool = False,
     ) -> Callable[[CheckFunction[P]], CheckFunction[P]]:
         """Register a check function under `name` with its traits; a second registration is
         refused. `reads` says what evidence it reads, `costly` that it runs last and only
         when it can still change the verdict, `needs_judge` that it cannot run without one,
-        `in_suite` what to check against the suite folder when the suite loads."""
+        `in_suite` what to check against the suite folder when the suite loads, `graded`
+        that its score may lie between 0 and 1 (a judge's score)."""
 
         def register(function: CheckFunction[P]) -> CheckFunction[P]:
             key = (role, name)
@@ -125,7 +128,7 @@ class Registry:
             if shorthand is not None and shorthand not in params.model_fields:
                 raise ValueError(f"check '{name}': shorthand '{shorthand}' is not a param")
             summary = (function.__doc__ or "").strip().partition("\n")[0]
-            traits = (reads, costly, needs_judge, in_suite)
+            traits = (reads, costly, needs_judge, in_suite, graded)
             self._types[key] = CheckType(
                 name, params, function, family, role, shorthand, summary, *traits
             )

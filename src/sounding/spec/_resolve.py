@@ -328,6 +328,8 @@ class _CaseResolver:
         trials = raw.trials or top.defaults.trials or 1
         scoring = Scoring(**{**case.scoring, **own.scoring})
         self._check_k(scoring, trials, raw.id, base if "k" in own.scoring else ())
+        invariants = list({**case.invariants, **own.invariants}.values())
+        self._check_graded(invariants, scoring.pass_threshold, raw.id, base)
         return Scenario(
             id=raw.id,
             user=self._turns(raw, base),
@@ -335,7 +337,7 @@ class _CaseResolver:
             trials=trials,
             timeout=raw.timeout or top.defaults.timeout or 600.0,
             check_timeout=raw.check_timeout or top.defaults.check_timeout or 30.0,
-            invariants=list({**case.invariants, **own.invariants}.values()),
+            invariants=invariants,
             expect=_numbered("expect", [*case.expect, *own.expect]),
             leads=_numbered("lead", [*case.leads, *own.leads]),
             forbidden=list({**case.forbidden, **own.forbidden}.values()),
@@ -379,6 +381,36 @@ class _CaseResolver:
             where = (*base, "user", len(raw.user or []) - 1, "simulate", "goal")
             self._add(where, "is empty: say what the simulated user wants to get done")
         return Simulation(**last.model_dump())
+
+    def _check_graded(
+        self, invariants: list[Invariant], threshold: float, scenario: str, base: KeyPath
+    ) -> None:
+        """A note for each graded check (a judge's score) weighed in the composite whose
+        score cannot decide the trial as its author likely meant: under a `pass_threshold`
+        of 1 the trial passes on a perfect score only; under a low one, a score of 0
+        passes it all the same."""
+        total = sum(i.weight for i in invariants)
+        for item in invariants:
+            if item.gate or item.weight == 0 or not item.check.check_type.graded:
+                continue
+            named = f"scenario '{scenario}': invariant '{item.name}'"
+            if threshold >= 1.0:
+                said = (
+                    f"{named} weighs a score between 0 and 1 into a composite that must reach "
+                    "pass_threshold 1.0, so the trial passes only on its perfect score"
+                )
+            elif (total - item.weight) / total >= threshold:
+                said = (
+                    f"{named} weighs a score into a composite the other invariants already "
+                    f"bring to pass_threshold {threshold:g}: a score of 0 passes the trial"
+                )
+            else:
+                continue
+            fix = (
+                "make it a gate on its own threshold (`gate: true`, or an `expect` entry), or "
+                "set scoring.pass_threshold to what its weight allows (docs/judge.md)"
+            )
+            self.notes.append(self.locator.problem(base, f"{said}; {fix}"))
 
     def _check_k(self, scoring: Scoring, trials: int, scenario: str, level: KeyPath) -> None:
         """pass@k needs k trials; `level` is where `k` is written: the scenario, or the case."""
