@@ -40,7 +40,7 @@ def test_with_no_format_the_verdicts_are_printed(
     assert report_command(mixed_run) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("PASS  basic/echoes  3/3")
-    assert lines[4].startswith("ERROR basic/broken  0/0 (3 errors)")
+    assert lines[4].startswith("ERROR basic/broken  0/0 (3 errors: 3 agent)")
     assert lines[-1] == f"errored: 1 pass, 2 flaky, 1 fail, 1 error — run {mixed_run.name}"
 
 

@@ -60,7 +60,7 @@ def test_the_charts_draw_each_rate_with_its_interval(page: str) -> None:
     assert "basic/broken: no judged trial (3 errored)" in chart
     assert "median cost per trial" in page and "5 errored left out" not in page
     assert "12 judged trials, 3 errored left out" in page
-    assert "0/0 (3 errors)" in page and "5 scenarios, 15 of 15 trials finished" in page
+    assert "0/0 (3 errors: 3 agent)" in page and "5 scenarios, 15 of 15 trials finished" in page
 
 
 def test_every_check_gets_its_rate_with_an_interval(page: str) -> None:

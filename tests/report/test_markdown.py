@@ -27,7 +27,7 @@ def test_a_totals_line_a_table_and_folded_failures(mixed_run: Path) -> None:
     assert "| 2/3 | 1.00 (k=3) | 0.00 (k=3) |" in flaky
     assert text.count("<details>") == text.count("</details>") == 4  # every scenario not passing
     assert "<summary>FLAKY basic/flaky-all: 1 trial did not pass</summary>" in text
-    assert "| 0/0 (3 errors) |" in next(row for row in rows if "basic/broken" in row)
+    assert "| 0/0 (3 errors: 3 agent) |" in next(row for row in rows if "basic/broken" in row)
 
 
 def test_untrusted_text_is_escaped_and_kept_in_its_cell(

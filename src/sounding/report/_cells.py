@@ -19,7 +19,7 @@ from html import escape
 from typing import Any
 
 from sounding.scoring import Comparison, Statistic, compare, measure_gap, publishable, summarize
-from sounding.store import Results, Trial
+from sounding.store import SCOPE, Results, Trial
 
 CELLS_SCHEMA = "sounding.cells/1"
 _COLUMNS = ("cell", "metric", "state", "reference", "cell", "difference (95 %)")
@@ -164,7 +164,7 @@ def cells_report(results: Results, metrics: Sequence[str] | None = None) -> Cell
         if cell == reference:
             continue
         ref, cand = by_cell[reference], by_cell[cell]
-        compared, _ = metric_gaps(ref, cand, (reference, cell), metrics)
+        compared, _ = metric_gaps(ref, cand, (reference, cell), metrics, scoped=True)
         report.gaps += [CellGap(metric, cell, publish(gap)) for metric, gap in compared.items()]
         if metrics is None:
             report.gaps += _usage_gaps(ref, cand, (reference, cell))
@@ -194,28 +194,43 @@ def metric_gaps(
     right: Sequence[Trial],
     names: tuple[str, str],
     only: Sequence[str] | None = None,
+    *,
+    scoped: bool = False,
 ) -> tuple[dict[str, Comparison], dict[str, str]]:
     """Each metric (of `only`, or every one) both sides judged with one kind, rates with rates
     and medians with medians, compared by `sounding.scoring.compare`; and why a metric that
     both sides judged could still not be compared (no trial judged on both sides pairs).
 
-    A trial the harness could not score counts in no metric.
+    A trial the harness could not score counts in no metric. `scoped`, for trials of
+    several scenarios: a check counts over the trials of its own scenario only, under its
+    scenario's name (`Trial.keyed_metrics`).
     """
-    before = [t.metric_values() if t.score is not None else {} for t in left]
-    after = [t.metric_values() if t.score is not None else {} for t in right]
-    pairing = _pairing(left, right)
+    values = Trial.keyed_metrics if scoped else Trial.metric_values
+    before = [values(t) if t.score is not None else {} for t in left]
+    after = [values(t) if t.score is not None else {} for t in right]
     gaps: dict[str, Comparison] = {}
     failed: dict[str, str] = {}
     for name in only or dict.fromkeys(name for values in (*before, *after) for name in values):
-        ref, cand = [v.get(name) for v in before], [v.get(name) for v in after]
+        mine = _holding(name, left, before), _holding(name, right, after)
+        ref, cand = [v.get(name) for _, v in mine[0]], [v.get(name) for _, v in mine[1]]
         if not _comparable(ref, cand):
             continue
         better = name != "duration_ms"  # a validator's duration is better lower
+        pairing = _pairing([t for t, _ in mine[0]], [t for t, _ in mine[1]])
         try:
             gaps[name] = compare(ref, cand, names=names, higher_is_better=better, **pairing)
         except ValueError as exc:
             failed[name] = str(exc)
     return gaps, failed
+
+
+def _holding(
+    name: str, trials: Sequence[Trial], values: Sequence[dict[str, Any]]
+) -> list[tuple[Trial, dict[str, Any]]]:
+    """The trials a metric is weighed over: those of its scenario for a check's (a trial of
+    another scenario did not leave it unjudged: it never had it), every one otherwise."""
+    pairs = list(zip(trials, values, strict=True))
+    return [(t, v) for t, v in pairs if name in v] if SCOPE in name else pairs
 
 
 def _pairing(left: Sequence[Trial], right: Sequence[Trial]) -> dict[str, Any]:

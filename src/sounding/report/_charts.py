@@ -13,7 +13,7 @@ from html import escape
 from sounding._words import counted
 from sounding.report._terminal import clipped
 from sounding.scoring import Interval, Statistic, interval, summarize
-from sounding.store import SPENDING, ScenarioTrials, Trial
+from sounding.store import SCOPE, SPENDING, ScenarioTrials, Trial
 
 _LABEL = 240  # width of the label column
 _BAR = 360  # width of a full bar (rate 1.0)
@@ -129,12 +129,13 @@ def metrics_table(trials: Sequence[Trial]) -> str:
 
 
 def _check_rows(scored: Sequence[Trial]) -> list[str]:
-    """Every check and validator metric: a rate for yes/no values, a median for numbers."""
-    measured = [t.metric_values() for t in scored]
+    """Every check (of its scenario) and validator metric: a rate for yes/no values, a
+    median for numbers, over the trials it belongs to."""
+    measured = [t.keyed_metrics() for t in scored]
     names = dict.fromkeys(name for values in measured for name in values)
     rows = []
     for name in names:
-        values = [m.get(name) for m in measured]
+        values = [m.get(name) for m in measured if name in m or SCOPE not in name]
         summary = summarize(values)
         if summary.statistic is Statistic.RATE:
             over = counted(summary.judged, "judged trial")

@@ -21,10 +21,12 @@ from sounding.store._run import (
 from sounding.store._trial import (
     ERROR_KINDS,
     INFRASTRUCTURE,
+    SCOPE,
     SPENDING,
     TRIAL_SCHEMA,
     Trial,
     read_trial,
+    scoped,
     trial_exists,
     write_trial,
 )
@@ -34,6 +36,7 @@ __all__ = [
     "INFRASTRUCTURE",
     "MEASURES_SCHEMA",
     "RESULTS_SCHEMA",
+    "SCOPE",
     "SPENDING",
     "TRIAL_SCHEMA",
     "Measures",
@@ -54,6 +57,7 @@ __all__ = [
     "read_trial",
     "run_lock",
     "safe_name",
+    "scoped",
     "stored_evidence",
     "stored_workspace",
     "trial_exists",

@@ -140,6 +140,17 @@ class Trial(BaseModel):
         values.update(self.metrics)
         return values
 
+    def keyed_metrics(self) -> dict[str, Any]:
+        """`metric_values()` as reports weigh them across scenarios: each check's outcome
+        under its scenario's name (`refunds/over-ceiling expect[2] arg_ceiling`, see
+        `scoped`), so that checks standing at the same place in two scenarios are never
+        taken for one; `passed`, `composite` and the validators' metrics under their own."""
+        checks = {m.name for m in self.score.checks} if self.score is not None else set()
+        return {
+            (scoped(self.case, self.scenario, name) if name in checks else name): value
+            for name, value in self.metric_values().items()
+        }
+
     def redacted(self, secrets: Mapping[str, str]) -> Trial:
         """The trial with every secret value replaced by its marker, wherever it stands (a
         check's reason or details, the run record): what is stored, and what the run's
@@ -179,6 +190,15 @@ SPENDING: dict[str, Callable[[Trial], float | None]] = {
 }
 """What a trial spent, by name: the agent's tokens and cost, and apart from them what the
 judge and the simulated user cost."""
+
+
+SCOPE = " · "
+"""What joins a scenario and one of its checks into the name a report gives the check."""
+
+
+def scoped(case: str, scenario: str, check: str) -> str:
+    """The name of a check of one scenario, as reports weigh it: `case/scenario · check`."""
+    return f"{case}/{scenario}{SCOPE}{check}"
 
 
 def _dollars(usage: Mapping[str, Any]) -> float | None:
