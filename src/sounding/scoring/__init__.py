@@ -3,11 +3,15 @@
 from sounding.scoring._gaps import compare, measure_gap, publishable
 from sounding.scoring._measure import measure_trial, run_check
 from sounding.scoring._scenario import (
+    CurvePoint,
     ScenarioResult,
     ScenarioVerdict,
     Tally,
     aggregate,
+    mean_curve,
+    pass_at_curve,
     pass_at_k,
+    pass_hat_curve,
     pass_hat_k,
 )
 from sounding.scoring._stats import (
@@ -24,6 +28,7 @@ from sounding.scoring._trial import Kind, Measured, TrialScore, TrialVerdict, co
 
 __all__ = [
     "Comparison",
+    "CurvePoint",
     "Direction",
     "GapState",
     "Interval",
@@ -40,9 +45,12 @@ __all__ = [
     "compare",
     "composite",
     "interval",
+    "mean_curve",
     "measure_gap",
     "measure_trial",
+    "pass_at_curve",
     "pass_at_k",
+    "pass_hat_curve",
     "pass_hat_k",
     "publishable",
     "run_check",
