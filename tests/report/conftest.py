@@ -154,6 +154,22 @@ def edit_json() -> Any:
     return edit
 
 
+@pytest.fixture
+def as_run_before_curves() -> Any:
+    """Make a run's summary.json what a sounding before the pass@k / pass^k curves wrote:
+    no `pass_at` / `pass_hat` on its scenario lines, no `curves`."""
+
+    def strip(run: Path) -> None:
+        path = run / "summary.json"
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        del summary["curves"]
+        for line in summary["scenarios"]:
+            del line["pass_at"], line["pass_hat"]
+        path.write_text(json.dumps(summary), encoding="utf-8")
+
+    return strip
+
+
 # ---- a headless Chromium driven over the DevTools protocol --------------------------------
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -187,3 +187,41 @@ def test_a_scenario_whose_judged_trials_do_not_pair_says_why_instead_of_failing(
     (gap,) = compare_runs(base, cand).scenarios
     assert gap.state == "not compared" and "nothing pairs" in gap.note
     assert gap.metrics == {}
+
+
+def test_each_side_gives_pass_at_k_and_pass_hat_k_at_every_k(
+    good_and_bad_runs: tuple[Path, Path], copy_run: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The candidate passes trials 1 to 5 of 10: pass^2 = C(5,2)/C(10,2) = 10/45."""
+    good, bad = good_and_bad_runs
+    half = copy_run(bad, "half")
+    for n in range(1, 6):
+        name = f"trials/default/basic/task#{n}/trial.json"
+        shutil.copy(good / name, half / name)
+    assert compare_command(good, half, as_json=True) == 1
+    document = json.loads(capsys.readouterr().out)
+    (scenario,) = document["scenarios"]
+    (cell,) = document["cells"]
+    for gap in (scenario, cell):
+        before, after = gap["curves"]["baseline"], gap["curves"]["candidate"]
+        assert [p["k"] for p in before] == [p["k"] for p in after] == list(range(1, 11))
+        assert {p["pass_hat"] for p in before} == {1.0} and after[1]["pass_hat"] == 10 / 45
+        assert after[1]["pass_at"] == 1 - 10 / 45 and after[5]["pass_at"] == 1.0
+        assert {p["scenarios"] for p in before + after} == {1}
+    assert compare_command(good, half) == 1
+    out = capsys.readouterr().out
+    section = out[out.index("pass@k and pass^k at every k") :].split("\n\n")[0]
+    lines = section.splitlines()
+    assert lines[1:7] == [
+        "  basic/task",
+        "    k" + " " * 25 + "1      2      3      4      5      6      7      8      9     10",
+        "    pass@k    baseline  " + "  1.000" * 10,
+        "              candidate   0.500  0.778  0.917  0.976  0.996" + "  1.000" * 5,
+        "    pass^k    baseline  " + "  1.000" * 10,
+        "              candidate   0.500  0.222  0.083  0.024  0.004" + "  0.000" * 5,
+    ]
+    assert lines[7] == "  cell default: all shared scenarios"
+    assert lines[-2:] == [  # a cell says how many scenarios each k averages
+        "    scenarios baseline  " + "      1" * 10,
+        "              candidate " + "      1" * 10,
+    ]

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from sounding.report import html_report, trial_id
-from sounding.store import load_results
+from sounding.scoring import TrialScore, TrialVerdict, aggregate
+from sounding.store import Results, RunPlan, RunSummary, ScenarioSummary, TrialKey, load_results
 
 WRONG_REASON = (
     "expect[0] final_answer_contains: the answer does not contain '<script>alert(1)</script>'"
@@ -61,6 +62,53 @@ def test_the_charts_draw_each_rate_with_its_interval(page: str) -> None:
     assert "median cost per trial" in page and "5 errored left out" not in page
     assert "12 judged trials, 3 errored left out" in page
     assert "0/0 (3 errors: 3 agent)" in page and "5 scenarios, 15 of 15 trials finished" in page
+
+
+def test_each_cell_draws_its_pass_hat_k_curve(page: str) -> None:
+    start = page.index('<svg class="chart curve"')
+    chart = page[start : page.index("</svg>", start)]
+    points = re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)"', chart)
+    assert len(points) == 3  # k = 1, 2, 3
+    xs, ys = [float(x) for x, _ in points], [float(y) for _, y in points]
+    assert xs == sorted(xs) and ys == sorted(ys)  # k rightwards; pass^k falls, so y grows
+    zero, one = (
+        float(re.search(rf'y1="([\d.]+)"[^>]*/><text[^>]*>{v}</text>', chart)[1])
+        for v in ("0.00", "1.00")
+    )
+    for y, value in zip(ys, (7 / 12, 5 / 12, 3 / 12), strict=True):
+        assert y == pytest.approx(zero + value * (one - zero), abs=0.1)
+    assert "<title>k = 2: pass^k 0.417, over 4 scenarios</title>" in chart
+    assert re.findall(r">0\.\d{3}<", chart) == [">0.583<", ">0.417<", ">0.250<"]
+    table = page[page.index('<table class="curve">') :]
+    assert '<td class="num">2</td><td class="num">4</td><td class="num">0.750</td>' in table
+
+
+def test_a_long_curve_keeps_its_values_in_tooltips(tmp_path: Path) -> None:
+    """Twenty trials: twenty points, each value in its tooltip, no label crowding the line."""
+    keys = [TrialKey("default", "long", "task", n) for n in range(1, 21)]
+    verdicts = [TrialVerdict.PASS] * 15 + [TrialVerdict.FAIL] * 5
+    result = aggregate(
+        TrialScore(verdict=v, composite=None, threshold=1.0, checks=[]) for v in verdicts
+    )
+    line = ScenarioSummary(**result.model_dump(), cell="default", case="long", scenario="task")
+    plan = RunPlan(run_id="r", suite="suite", trials=keys)
+    page = html_report(Results(tmp_path, plan, [], RunSummary(run_id="r", scenarios=[line])))
+    start = page.index('<svg class="chart curve"')
+    chart = page[start : page.index("</svg>", start)]
+    assert chart.count("<circle") == 20 and chart.count("<title>") == 21
+    assert "<title>k = 20: pass^k 0.000, over 1 scenario</title>" in chart
+    assert f"<title>k = 2: pass^k {105 / 190:.3f}, over 1 scenario</title>" in chart
+    assert re.findall(r">0\.\d{3}<", chart) == []  # values in tooltips only
+    ticks = re.findall(r'text-anchor="middle">(\d+)</text>', chart)
+    assert ticks == [str(k) for k in range(1, 21, 2)]
+
+
+def test_each_scenario_gives_pass_at_k_and_pass_hat_k_at_every_k(page: str) -> None:
+    flaky = page[page.index('id="s3"') : page.index('id="s3-t1"')]
+    cells = re.findall(r'<td class="num">([\d.]+)</td>', flaky)
+    assert cells == ["0.667", "1.000", "1.000", "0.667", "0.333", "0.000"]
+    broken = page[page.index('id="s4"') : page.index('id="s4-t1"')]
+    assert '<table class="curve">' not in broken  # nothing judged, no curve
 
 
 def test_every_check_gets_its_rate_with_an_interval(page: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,3 +59,29 @@ def test_a_scenario_carries_its_interval_and_its_trials(mixed_run: Path) -> None
     broken = scenarios["broken"]
     assert broken["pass_rate"] is None and broken["errors"] == 3
     assert {t["state"] for t in broken["trial_results"]} == {"error"}
+
+
+def test_the_report_gives_pass_at_k_and_pass_hat_k_at_every_k(mixed_run: Path) -> None:
+    document = json.loads(json_report(load_results(mixed_run)))
+    scenarios = {s["scenario"]: s for s in document["scenarios"]}
+    assert scenarios["flaky-any"]["pass_at"] == [pytest.approx(2 / 3), 1.0, 1.0]
+    assert scenarios["flaky-any"]["pass_hat"] == [pytest.approx(2 / 3), pytest.approx(1 / 3), 0.0]
+    assert scenarios["echoes"]["pass_hat"] == [1.0, 1.0, 1.0]
+    assert scenarios["broken"]["pass_hat"] == []
+    assert document["curves"]["default"][1] == {
+        "k": 2,
+        "scenarios": 4,
+        "pass_at": 0.75,
+        "pass_hat": pytest.approx(5 / 12),
+    }
+
+
+def test_a_run_stored_before_the_curves_reports_them(
+    mixed_run: Path, copy_run: Any, as_older_run: Any, as_run_before_curves: Any
+) -> None:
+    run = copy_run(mixed_run)
+    as_older_run(run)
+    as_run_before_curves(run)
+    older, now = (json.loads(json_report(load_results(r))) for r in (run, mixed_run))
+    assert older["curves"] == now["curves"] and older["curves"]["default"]
+    assert [s["pass_hat"] for s in older["scenarios"]] == [s["pass_hat"] for s in now["scenarios"]]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sounding.scoring import ScenarioVerdict
+from sounding.scoring import ScenarioVerdict, mean_curve
 from sounding.store import ResultsError, TrialKey, load_results
 
 VERDICTS = {
@@ -141,3 +141,33 @@ def test_a_folder_of_runs_is_not_a_run(mixed_run: Path, tmp_path: Path) -> None:
         load_results(tmp_path / "nowhere")
     with pytest.raises(ResultsError, match=r"no run\.json"):
         load_results(tmp_path)
+
+
+def test_the_summary_holds_each_scenario_curve_and_each_cell_mean(mixed_run: Path) -> None:
+    written = json.loads((mixed_run / "summary.json").read_text(encoding="utf-8"))
+    lines = {line["scenario"]: line for line in written["scenarios"]}
+    flaky = lines["flaky-all"]
+    assert (flaky["k"], flaky["pass_at_k"], flaky["pass_hat_k"]) == (3, 1.0, 0.0)  # as before
+    assert flaky["pass_at"] == [pytest.approx(2 / 3), 1.0, 1.0]
+    assert flaky["pass_hat"] == [pytest.approx(2 / 3), pytest.approx(1 / 3), 0.0]
+    assert lines["broken"]["pass_at"] == lines["broken"]["pass_hat"] == []  # nothing judged
+    assert list(written["curves"]) == ["default"]
+    cell = written["curves"]["default"]
+    assert [(p["k"], p["scenarios"]) for p in cell] == [(1, 4), (2, 4), (3, 4)]
+    assert [p["pass_hat"] for p in cell] == pytest.approx([7 / 12, 5 / 12, 3 / 12])
+    assert [p["pass_at"] for p in cell] == pytest.approx([7 / 12, 9 / 12, 9 / 12])
+    summary = load_results(mixed_run).finished()
+    assert summary.curves["default"] == mean_curve(summary.scenarios)
+
+
+def test_a_summary_older_than_the_curves_reads_with_them(
+    mixed_run: Path, copy_run: Any, as_older_run: Any, as_run_before_curves: Any
+) -> None:
+    run = copy_run(mixed_run)
+    as_older_run(run)
+    as_run_before_curves(run)
+    assert '"pass_hat":' not in (run / "summary.json").read_text(encoding="utf-8")
+    summary = load_results(run).finished()
+    flaky = next(s for s in summary.scenarios if s.scenario == "flaky-all")
+    assert flaky.pass_hat == [pytest.approx(2 / 3), pytest.approx(1 / 3), 0.0]
+    assert summary.curves == load_results(mixed_run).finished().curves

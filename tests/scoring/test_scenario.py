@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
+import json
 import os
+from collections import defaultdict
+from itertools import combinations
 from math import comb
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sounding.scoring import (
+    ScenarioResult,
     ScenarioVerdict,
+    Tally,
     TrialScore,
     TrialVerdict,
     aggregate,
+    mean_curve,
+    pass_at_curve,
     pass_at_k,
+    pass_hat_curve,
     pass_hat_k,
 )
 from sounding.spec import Aggregation
+
+TAU_REWARDS = Path(__file__).parent.parent / "fixtures" / "tau-bench" / "airline-rewards.jsonl"
+TAU_SHARED = Path("/work/shared/data/tau-bench-gpt-4o-airline.json")
 
 
 def trials(*verdicts: str, composite: float | None = None) -> list[TrialScore]:
@@ -107,3 +119,86 @@ def test_property_tests_run_under_the_ci_profile() -> None:
 def test_estimators_refuse_impossible_counts() -> None:
     with pytest.raises(ValueError, match="1 <= k <= n"):
         pass_at_k(3, 1, 4)
+
+
+def test_the_curve_gives_both_estimators_at_every_k_of_the_judged_trials() -> None:
+    result = aggregate(trials("pass", "fail", "pass", "error"), k=2)
+    assert (result.k, result.pass_hat_k) == (2, pytest.approx(1 / 3))  # one k, as before
+    assert result.pass_at == [pytest.approx(2 / 3), 1.0, 1.0]  # the error is left out: n = 3
+    assert result.pass_hat == [pytest.approx(2 / 3), pytest.approx(1 / 3), 0.0]
+    assert result.pass_hat[result.k - 1] == result.pass_hat_k
+    assert aggregate(trials("error")).pass_at == aggregate(trials("error")).pass_hat == []
+
+
+def test_the_curve_is_written_with_the_result_and_read_back_from_its_counts() -> None:
+    dumped = aggregate(trials("pass", "fail")).model_dump(mode="json")
+    assert (dumped["pass_at"], dumped["pass_hat"]) == ([0.5, 1.0], [0.5, 0.0])
+    older = {k: v for k, v in dumped.items() if k not in ("pass_at", "pass_hat")}
+    assert ScenarioResult.model_validate(older).pass_hat == [0.5, 0.0]
+    assert ScenarioResult.model_validate({**dumped, "pass_hat": [9.0]}).pass_hat == [0.5, 0.0]
+
+
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n))))
+def test_the_curve_is_the_share_of_k_subsets_with_a_pass_or_all_passing(
+    nc: tuple[int, int],
+) -> None:
+    """What the estimators mean, counted by hand over every k-subset of the trials."""
+    n, c = nc
+    outcomes = [True] * c + [False] * (n - c)
+    for k in range(1, n + 1):
+        subsets = list(combinations(outcomes, k))
+        assert pass_at_curve(n, c)[k - 1] == pytest.approx(sum(map(any, subsets)) / len(subsets))
+        assert pass_hat_curve(n, c)[k - 1] == pytest.approx(sum(map(all, subsets)) / len(subsets))
+    assert pass_hat_curve(n, c) == sorted(pass_hat_curve(n, c), reverse=True)  # falls with k
+    assert pass_at_curve(n, c) == sorted(pass_at_curve(n, c))  # rises with k
+
+
+def test_the_curve_is_exact_for_many_trials() -> None:
+    hats = pass_hat_curve(1000, 999)
+    assert len(hats) == 1000 and hats[-1] == 0.0 and hats[-2] == pytest.approx(1 / 1000)
+    assert pass_at_curve(1000, 1)[-1] == 1.0
+
+
+def test_the_mean_curve_averages_each_k_over_the_scenarios_that_reach_it() -> None:
+    three = aggregate(trials("pass", "pass", "fail"))
+    two = aggregate(trials("pass", "fail"))
+    errored = aggregate(trials("error", "error"))
+    points = mean_curve([three, two, errored])
+    assert [(p.k, p.scenarios) for p in points] == [(1, 2), (2, 2), (3, 1)]
+    assert points[0].pass_hat == pytest.approx((2 / 3 + 1 / 2) / 2)
+    assert points[1].pass_hat == pytest.approx((1 / 3 + 0) / 2)
+    assert points[1].pass_at == pytest.approx((1 + 1) / 2)
+    assert (points[2].pass_at, points[2].pass_hat) == (1.0, 0.0)
+    assert mean_curve([]) == mean_curve([errored]) == []
+
+
+def _tau_bench_airline() -> list[ScenarioResult]:
+    """The 50 tau-bench airline tasks of GPT-4o, 4 trials each, a trial passing when its
+    reward is 1, counted the way the runner counts a scenario's trials."""
+    tallies: dict[int, Tally] = defaultdict(Tally)
+    for line in TAU_REWARDS.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        verdict = TrialVerdict.PASS if entry["reward"] == 1 else TrialVerdict.FAIL
+        tallies[entry["task_id"]].add(verdict, entry["reward"])
+    return [tally.result(k=None) for tally in tallies.values()]
+
+
+def test_the_tau_bench_airline_curve_of_gpt_4o() -> None:
+    """Real trials nobody here wrote: pass^1 is the published 0.42, and the curve falls as
+    k grows, to the tasks GPT-4o solved in all four trials (10 of 50)."""
+    results = _tau_bench_airline()
+    assert len(results) == 50 and {r.passed + r.failed for r in results} == {4}
+    points = mean_curve(results)
+    assert [p.scenarios for p in points] == [50, 50, 50, 50]
+    assert [round(p.pass_hat, 3) for p in points] == [0.42, 0.273, 0.22, 0.2]
+    assert points[3].pass_hat == 10 / 50  # the tasks solved in all four trials
+    assert [round(p.pass_at, 3) for p in points] == [0.42, 0.567, 0.66, 0.72]
+    assert points[3].pass_at == 1 - 14 / 50  # all but the tasks never solved
+
+
+@pytest.mark.skipif(not TAU_SHARED.is_file(), reason="the full tau-bench file is not here")
+def test_the_tau_bench_rewards_fixture_matches_the_published_file() -> None:
+    published = json.loads(TAU_SHARED.read_text(encoding="utf-8"))
+    rows = [json.loads(line) for line in TAU_REWARDS.read_text(encoding="utf-8").splitlines()]
+    kept = [{k: e[k] for k in ("task_id", "trial", "reward")} for e in published]
+    assert sorted(kept, key=lambda e: (e["task_id"], e["trial"])) == rows

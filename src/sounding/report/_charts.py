@@ -3,16 +3,19 @@
 A bar is a scenario's pass rate over its judged trials; its whisker is the bootstrap
 interval of that rate (`sounding.scoring.interval`), so the reader sees how far the number
 would move on another run. Errored trials are left out of every rate and counted apart.
+The pass^k curve of a cell is its mean pass^k over scenarios at every k
+(`sounding.scoring.mean_curve`), one point per k.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from html import escape
+from math import ceil
 
 from sounding._words import counted
 from sounding.report._terminal import clipped
-from sounding.scoring import Interval, Statistic, interval, summarize
+from sounding.scoring import CurvePoint, Interval, Statistic, interval, summarize
 from sounding.store import SCOPE, SPENDING, ScenarioTrials, Trial
 
 _LABEL = 240  # width of the label column
@@ -85,6 +88,106 @@ def _note(y: int, text: str) -> str:
 
 def _x(fraction: float) -> float:
     return round(_LABEL + fraction * _BAR, 1)
+
+
+_PLOT_LEFT, _PLOT_TOP = 48, 36  # room for the y axis labels and title, and a point's label
+_PLOT_WIDTH, _PLOT_HEIGHT = 420, 160
+_LABELLED = 12  # up to this many points, each carries its value; beyond, its tooltip only
+
+
+def cell_curve(points: Sequence[CurvePoint]) -> str:
+    """A cell's pass^k drawn against k, and both estimators at every k in a table."""
+    if not points:
+        return '<p class="dim">no judged trial, so no pass@k or pass^k curve</p>'
+    return f"<h4>pass^k at every k</h4>{curve_chart(points)}{curve_table(points)}"
+
+
+def curve_chart(points: Sequence[CurvePoint]) -> str:
+    """pass^k against k, one point per k with its value, for a cell's mean curve."""
+    width, height = _PLOT_LEFT + _PLOT_WIDTH + 24, _PLOT_TOP + _PLOT_HEIGHT + 40
+    last = len(points)
+    dots = "".join(_curve_point(p, last) for p in points)
+    line = " ".join(f"{_curve_x(p.k, last)},{_curve_y(p.pass_hat)}" for p in points)
+    return (
+        f'<svg class="chart curve" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">'
+        "<title>pass^k for k = 1 … n: the mean over scenarios with at least k judged "
+        f"trials</title>{_curve_axes(last)}"
+        f'<polyline points="{line}" fill="none" stroke="#0969da" stroke-width="2"/>'
+        f"{dots}</svg>"
+    )
+
+
+def _curve_axes(last: int) -> str:
+    bottom = _PLOT_TOP + _PLOT_HEIGHT
+    parts = []
+    for value in (0.0, 0.25, 0.5, 0.75, 1.0):
+        y = _curve_y(value)
+        parts.append(
+            f'<line x1="{_PLOT_LEFT}" y1="{y}" x2="{_PLOT_LEFT + _PLOT_WIDTH}" y2="{y}" '
+            f'stroke="#d0d7de"/><text x="{_PLOT_LEFT - 6}" y="{y + 4}" '
+            f'text-anchor="end">{value:.2f}</text>'
+        )
+    step = ceil(last / _LABELLED)
+    for k in range(1, last + 1, step):
+        parts.append(
+            f'<text x="{_curve_x(k, last)}" y="{bottom + 16}" text-anchor="middle">{k}</text>'
+        )
+    parts.append(
+        f'<text x="{_PLOT_LEFT + _PLOT_WIDTH / 2}" y="{bottom + 34}" text-anchor="middle">'
+        f'k</text><text x="4" y="14">pass^k</text>'
+    )
+    return "".join(parts)
+
+
+def _curve_point(point: CurvePoint, last: int) -> str:
+    x, y = _curve_x(point.k, last), _curve_y(point.pass_hat)
+    tip = f"k = {point.k}: pass^k {point.pass_hat:.3f}, over {counted(point.scenarios, 'scenario')}"
+    label = (
+        f'<text x="{x}" y="{y - 8}" text-anchor="middle">{point.pass_hat:.3f}</text>'
+        if last <= _LABELLED
+        else ""
+    )
+    dot = f'<circle cx="{x}" cy="{y}" r="4" fill="#0969da"/>'
+    return f"<g><title>{escape(tip)}</title>{dot}{label}</g>"
+
+
+def _curve_x(k: int, last: int) -> float:
+    """k = 1 at the left end and k = last at the right; a lone point in the middle."""
+    if last == 1:
+        return _PLOT_LEFT + _PLOT_WIDTH / 2
+    return round(_PLOT_LEFT + (k - 1) / (last - 1) * _PLOT_WIDTH, 1)
+
+
+def _curve_y(value: float) -> float:
+    """1 at the top of the plot, 0 at its bottom."""
+    return round(_PLOT_TOP + (1 - value) * _PLOT_HEIGHT, 1)
+
+
+def curve_table(points: Sequence[CurvePoint]) -> str:
+    """A cell's mean pass@k and pass^k at every k, with how many scenarios each averages."""
+    head = "<tr><th>k</th><th>scenarios</th><th>mean pass@k</th><th>mean pass^k</th></tr>"
+    rows = "".join(
+        f'<tr><td class="num">{p.k}</td><td class="num">{p.scenarios}</td>'
+        f'<td class="num">{p.pass_at:.3f}</td><td class="num">{p.pass_hat:.3f}</td></tr>'
+        for p in points
+    )
+    return f'<table class="curve">{head}{rows}</table>'
+
+
+def scenario_curve_table(pass_at: Sequence[float], pass_hat: Sequence[float]) -> str:
+    """One scenario's pass@k and pass^k in a row each, a column per k."""
+    numbers = "".join(f'<th class="num">{k}</th>' for k in range(1, len(pass_at) + 1))
+    rows = "".join(
+        f"<tr><th>{name}</th>" + "".join(f'<td class="num">{v:.3f}</td>' for v in values) + "</tr>"
+        for name, values in (("pass@k", pass_at), ("pass^k", pass_hat))
+    )
+    return f'<table class="curve"><tr><th>k</th>{numbers}</tr>{rows}</table>'
+
+
+def curve_text(values: Sequence[float]) -> str:
+    """A curve as one line, k = 1 first: `0.667 · 0.333 · 0.000`; `–` when it is empty."""
+    return " · ".join(f"{v:.3f}" for v in values) or "–"
 
 
 SPENT: dict[str, tuple[str, Callable[[float], str]]] = {

@@ -6,6 +6,9 @@ rate of the candidate is compared with the baseline's by a seeded bootstrap of t
 *established* when its interval keeps 0 out, and *inconclusive* otherwise. Duration and
 cost get an interval and no verdict. While either run is incomplete or holds an errored
 trial, no verdict is published (`sounding.scoring.publishable`) and the reason is given.
+Beside the gaps, each side's pass@k and pass^k at every k (`sounding.scoring.mean_curve`):
+a scenario's own, or for a cell the mean over the shared scenarios; descriptions, not
+verdicts.
 """
 
 from __future__ import annotations
@@ -23,7 +26,15 @@ from rich.markup import escape
 from sounding._exit import ExitCode
 from sounding._words import counted
 from sounding.report._cells import Publish, metric_gaps, state_of
-from sounding.scoring import Comparison, Direction, measure_gap, publishable
+from sounding.scoring import (
+    Comparison,
+    CurvePoint,
+    Direction,
+    Tally,
+    mean_curve,
+    measure_gap,
+    publishable,
+)
 from sounding.store import Results, ResultsError, Trial, load_results
 
 COMPARE_SCHEMA = "sounding.compare/1"
@@ -46,6 +57,7 @@ class Gap:
     cost: Comparison | None = None
     note: str = ""  # why the pass rate has no comparison
     metrics: dict[str, Comparison] = field(default_factory=dict)  # per check and metric
+    curves: dict[str, list[CurvePoint]] = field(default_factory=dict)  # per side
 
     def metric_states(self) -> dict[str, str]:
         return {name: state_of(c) for name, c in self.metrics.items()}
@@ -75,6 +87,10 @@ class Gap:
             "metrics": {
                 name: {"state": state_of(c), **c.model_dump(mode="json")}
                 for name, c in self.metrics.items()
+            },
+            "curves": {
+                side: [p.model_dump(mode="json") for p in points]
+                for side, points in self.curves.items()
             },
         }
 
@@ -198,7 +214,18 @@ def _gap(
         cost=_measure(left, right, lambda t: t.cost_usd),
         note="" if rate is not None else _unjudged(left, right) or failed["passed"],
         metrics={} if whole_cell else metrics,
+        curves={BASELINE: _curve(left), CANDIDATE: _curve(right)},
     )
+
+
+def _curve(trials: list[Trial]) -> list[CurvePoint]:
+    """pass@k and pass^k at every k over the trials' scenarios: one scenario's own curve, or
+    the mean over several, counted from the trials as the run's summary counts them."""
+    tallies: dict[ScenarioKey, Tally] = {}
+    for trial in trials:
+        tally = tallies.setdefault((trial.cell, trial.case, trial.scenario), Tally())
+        tally.add(trial.verdict, None)
+    return mean_curve(tally.result(k=None) for tally in tallies.values())
 
 
 def _unjudged(left: list[Trial], right: list[Trial]) -> str:
@@ -292,6 +319,7 @@ def print_comparison(console: Console, result: RunComparison) -> None:
                     f"    [{_STYLE[state]}]{state.upper():<11}[/] {escape(name)}  "
                     f"{escape(comparison.interval.describe(signed=True))}"
                 )
+    _print_curves(console, result.gaps)
     _print_measures(console, "duration per trial (seconds)", [(g, g.duration) for g in result.gaps])
     _print_measures(console, "cost per trial (USD)", [(g, g.cost) for g in result.gaps])
     for title, labels in (
@@ -316,6 +344,37 @@ def _rate_line(gap: Gap) -> str:
         f"{head}  {before.successes or 0}/{before.judged} → {after.successes or 0}/{after.judged}"
         f"  {escape(rate.interval.describe(signed=True))}, {pairing}"
     )
+
+
+def _print_curves(console: Console, gaps: Sequence[Gap]) -> None:
+    """Each side's pass@k and pass^k in a column per k; for a cell, the scenarios each k
+    averages too."""
+    console.print(
+        "\npass@k and pass^k at every k; a cell's is the mean over the shared scenarios with at "
+        "least k judged trials:"
+    )
+    for gap in gaps:
+        console.print(f"  {escape(gap.label)}")
+        for line in _curve_lines(gap):
+            console.print(f"    {line}".rstrip())
+
+
+_CURVE_ROWS: tuple[tuple[str, Callable[[CurvePoint], str]], ...] = (
+    ("pass@k", lambda p: f"{p.pass_at:.3f}"),
+    ("pass^k", lambda p: f"{p.pass_hat:.3f}"),
+    ("scenarios", lambda p: str(p.scenarios)),
+)
+
+
+def _curve_lines(gap: Gap) -> list[str]:
+    """`k` with the column numbers, then per row a line for the baseline and the candidate."""
+    longest = max((len(points) for points in gap.curves.values()), default=0)
+    lines = [f"{'k':<20}" + "".join(f"{k:>7}" for k in range(1, longest + 1))]
+    for name, form in _CURVE_ROWS[: 3 if gap.case is None else 2]:
+        for side, points in gap.curves.items():
+            cells = "".join(f"{form(p):>7}" for p in points) or f"{'–':>7}"
+            lines.append(f"{name if side == BASELINE else '':<10}{side:<10}{cells}")
+    return lines
 
 
 def _print_measures(

@@ -17,7 +17,9 @@ from sounding.report._cells import cells_report
 from sounding.report._charts import (
     SPENT,
     cell_chart,
+    cell_curve,
     metrics_table,
+    scenario_curve_table,
     spent_columns,
     spent_text,
 )
@@ -42,7 +44,7 @@ pre{background:var(--soft);border:1px solid var(--line);padding:8px;overflow:aut
 white-space:pre-wrap;word-break:break-word;max-height:480px;margin:4px 0}
 table{border-collapse:collapse;margin:6px 0;width:100%}
 th,td{border:1px solid var(--line);padding:4px 6px;text-align:left;vertical-align:top}
-th{background:var(--soft)}td.num{text-align:right;white-space:nowrap}
+th{background:var(--soft)}td.num{text-align:right;white-space:nowrap}table.curve{width:auto}
 .v{font-weight:600;text-transform:uppercase;white-space:nowrap}
 .v-pass,.s-passed{color:var(--pass)}.v-flaky,.s-unjudged{color:var(--flaky)}
 .v-fail,.s-failed{color:var(--fail)}.v-error,.s-error{color:var(--error)}
@@ -188,10 +190,14 @@ def _dots(index: int, scenario: ScenarioTrials) -> str:
 
 def _cells(results: Results) -> str:
     parts = []
+    curves = results.finished().curves
     for cell in results.cells:
         members = [s for s in results.scenarios if s.summary.cell == cell]
         trials = [t for s in members for t in s.trials]
-        parts.append(f"<h3>cell {escape(cell)}</h3>{cell_chart(members)}{metrics_table(trials)}")
+        parts.append(
+            f"<h3>cell {escape(cell)}</h3>{cell_chart(members)}"
+            f"{cell_curve(curves.get(cell, []))}{metrics_table(trials)}"
+        )
     return "".join(parts)
 
 
@@ -202,10 +208,11 @@ def _scenario(results: Results, index: int, scenario: ScenarioTrials) -> str:
     missing = s.trials - len(scenario.trials)
     left = f"{counted(missing, 'trial')} left no trial.json"
     note = f'<p class="dim">{left}</p>' if missing > 0 else ""
+    curve = scenario_curve_table(s.pass_at, s.pass_hat) if s.pass_at else ""
     return (
         f'<section class="scenario" id="s{index}" data-verdict="{verdict}">'
         f'<h3><span class="v v-{verdict}">{verdict}</span> {escape(s.label)}</h3>'
-        f"{trials or '<p class=dim>no finished trial</p>'}{note}</section>"
+        f"{curve}{trials or '<p class=dim>no finished trial</p>'}{note}</section>"
     )
 
 

@@ -31,6 +31,10 @@ def report_document(results: Results) -> dict[str, Any]:
             "scenarios": len(summary.scenarios),
             "trials": len(results.planned),
         },
+        "curves": {
+            cell: [point.model_dump(mode="json") for point in points]
+            for cell, points in summary.curves.items()
+        },
         "scenarios": [_scenario(results, s) for s in results.scenarios],
         "cells": cells.as_dict() if cells else None,
     }

@@ -10,7 +10,7 @@ import html
 
 from sounding._words import counted
 from sounding.report._cells import cells_report
-from sounding.report._charts import SPENT, spent_columns, spent_text
+from sounding.report._charts import SPENT, curve_text, spent_columns, spent_text
 from sounding.report._renderers import renderers
 from sounding.report._terminal import clipped, passes
 from sounding.store import Results, ScenarioTrials
@@ -39,6 +39,7 @@ def markdown_report(results: Results) -> str:
     details = [_details(s) for s in results.scenarios if s.summary.verdict.value != "pass"]
     if details:
         lines += ["", *details]
+    lines += ["", *_curves(results)]
     cells = cells_report(results)
     if cells is not None:
         lines += ["", cells.markdown()]
@@ -66,6 +67,31 @@ def _row(scenario: ScenarioTrials, spent: list[str]) -> str:
     spans = [scenario.spending.get(name) for name in spent]
     cells += [spent_text(n, span) if span else "" for n, span in zip(spent, spans, strict=True)]
     return "| " + " | ".join(cells) + " |"
+
+
+def _curves(results: Results) -> list[str]:
+    """pass@k and pass^k at every k: per cell the mean over its scenarios, and folded away,
+    each scenario's own."""
+    points = [(cell, p) for cell, curve in results.finished().curves.items() for p in curve]
+    lines = [
+        "#### pass@k and pass^k at every k",
+        "",
+        "Per cell, the mean over the scenarios with at least k judged trials:",
+        "",
+        "| cell | k | scenarios | pass@k | pass^k |",
+        "|---|---|---|---|---|",
+        *(
+            f"| {_cell(cell)} | {p.k} | {p.scenarios} | {p.pass_at:.3f} | {p.pass_hat:.3f} |"
+            for cell, p in points
+        ),
+    ]
+    rows = [
+        f"| {_cell(s.label)} | {curve_text(s.pass_at)} | {curve_text(s.pass_hat)} |"
+        for s in (scenario.summary for scenario in results.scenarios)
+    ]
+    head = ["| scenario | pass@k, k = 1 … n | pass^k, k = 1 … n |", "|---|---|---|"]
+    summary = "<summary>pass@k and pass^k of each scenario</summary>"
+    return [*lines, "", "<details>", summary, "", *head, *rows, "", "</details>"]
 
 
 def _rate(value: float | None, k: int | None) -> str:

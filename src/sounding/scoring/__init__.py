@@ -3,11 +3,15 @@
 from sounding.scoring._gaps import compare, measure_gap, publishable
 from sounding.scoring._measure import measure_trial, run_check
 from sounding.scoring._scenario import (
+    CurvePoint,
     ScenarioResult,
     ScenarioVerdict,
     Tally,
     aggregate,
+    mean_curve,
+    pass_at_curve,
     pass_at_k,
+    pass_hat_curve,
     pass_hat_k,
 )
 from sounding.scoring._stats import (
@@ -32,6 +36,7 @@ from sounding.scoring._trial import (
 
 __all__ = [
     "Comparison",
+    "CurvePoint",
     "Direction",
     "GapState",
     "Interval",
@@ -48,9 +53,12 @@ __all__ = [
     "compare",
     "composite",
     "interval",
+    "mean_curve",
     "measure_gap",
     "measure_trial",
+    "pass_at_curve",
     "pass_at_k",
+    "pass_hat_curve",
     "pass_hat_k",
     "publishable",
     "run_check",

@@ -1,14 +1,15 @@
-"""Verdicts over trials: pass@k, pass^k, pass / flaky / fail / error."""
+"""Verdicts over trials: pass@k, pass^k (at one k and at every k), pass / flaky / fail / error."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from math import comb
-from typing import Protocol
+from functools import cached_property
+from math import comb, fsum
+from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field, model_validator
 
 from sounding.scoring._trial import TrialVerdict, reaches
 from sounding.spec import Aggregation
@@ -39,6 +40,18 @@ def _check(n: int, c: int, k: int) -> None:
         raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
 
 
+def pass_at_curve(n: int, c: int) -> list[float]:
+    """pass@k for every k from 1 to n (item k−1 is pass@k); empty when n is 0.
+
+    Exact integer binomials, one `pass_at_k` per k: no sampling, O(n) per k."""
+    return [pass_at_k(n, c, k) for k in range(1, n + 1)]
+
+
+def pass_hat_curve(n: int, c: int) -> list[float]:
+    """pass^k for every k from 1 to n (item k−1 is pass^k); empty when n is 0."""
+    return [pass_hat_k(n, c, k) for k in range(1, n + 1)]
+
+
 class ScenarioResult(BaseModel):
     """A scenario over its trials. Rates count judged trials only; errors stand apart."""
 
@@ -55,6 +68,57 @@ class ScenarioResult(BaseModel):
     gate: bool
     aggregation: Aggregation
     mean_composite: float | None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _without_curves(cls, data: Any) -> Any:
+        """The curves are derived from the counts, never read: a dumped result reads back."""
+        if isinstance(data, dict):
+            return {key: v for key, v in data.items() if key not in ("pass_at", "pass_hat")}
+        return data
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def pass_at(self) -> list[float]:
+        """pass@k for k = 1 … n judged trials, item k−1 being pass@k. Derived from `passed`
+        and `failed`, so a summary written before it existed reads with it all the same."""
+        return pass_at_curve(self.passed + self.failed, self.passed)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def pass_hat(self) -> list[float]:
+        """pass^k for k = 1 … n judged trials, item k−1 being pass^k."""
+        return pass_hat_curve(self.passed + self.failed, self.passed)
+
+
+class CurvePoint(BaseModel):
+    """One k of a curve over several scenarios: the mean pass@k and pass^k over the
+    `scenarios` that had at least k judged trials."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    k: int
+    scenarios: int
+    pass_at: float
+    pass_hat: float
+
+
+def mean_curve(results: Iterable[ScenarioResult]) -> list[CurvePoint]:
+    """The mean pass@k and pass^k over scenarios, for every k some scenario reached: each
+    scenario counts at the k its judged trials allow, so a point averages only the scenarios
+    with at least k judged trials (tau-bench's pass^k is this mean)."""
+    curves = [(r.pass_at, r.pass_hat) for r in results]
+    longest = max((len(at) for at, _ in curves), default=0)
+    return [_point(k, [c for c in curves if len(c[0]) >= k]) for k in range(1, longest + 1)]
+
+
+def _point(k: int, curves: list[tuple[list[float], list[float]]]) -> CurvePoint:
+    return CurvePoint(
+        k=k,
+        scenarios=len(curves),
+        pass_at=fsum(at[k - 1] for at, _ in curves) / len(curves),
+        pass_hat=fsum(hat[k - 1] for _, hat in curves) / len(curves),
+    )
 
 
 def _verdict(n: int, c: int) -> ScenarioVerdict:

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 from collections.abc import Iterable, Iterator
+from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
@@ -14,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from sounding._exit import ExitCode
 from sounding._files import temporary_path, write_text
-from sounding.scoring import ScenarioResult, ScenarioVerdict
+from sounding.scoring import CurvePoint, ScenarioResult, ScenarioVerdict, mean_curve
 from sounding.store._documents import ResultsError, read_document, validated
 from sounding.store._layout import (
     NESTED_SCHEMA,
@@ -118,6 +119,14 @@ class RunSummary(BaseModel):
     @property
     def totals(self) -> dict[str, int]:
         return {v.value: sum(s.verdict == v for s in self.scenarios) for v in ScenarioVerdict}
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def curves(self) -> dict[str, list[CurvePoint]]:
+        """Per cell, the mean pass@k and pass^k over its scenarios at every k (`mean_curve`).
+        Derived from the scenario lines, so older summaries read with it too."""
+        cells = dict.fromkeys(s.cell for s in self.scenarios)
+        return {cell: mean_curve(s for s in self.scenarios if s.cell == cell) for cell in cells}
 
     @computed_field  # type: ignore[prop-decorator]
     @property
