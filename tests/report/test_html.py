@@ -207,3 +207,28 @@ def test_the_conversation_shows_each_user_turn_once(tmp_path: Path) -> None:
     assert conversation.count("refund order 7") == 1, conversation
     roles = re.findall(r'<span class="role">([^<]*)</span>', conversation)
     assert roles == ["user", "assistant", "assistant", "final answer"]
+
+
+def test_a_check_is_weighed_over_its_own_scenarios_trials_under_its_name() -> None:
+    """Two scenarios whose first expectation is a tool_called of other tools: never one row
+    (`expect[0] tool_called` merged), and no scenario counts as unjudged in the other's."""
+    from sounding.checks import CheckResult
+    from sounding.report._charts import metrics_table
+    from sounding.scoring import Kind, Measured
+    from sounding.store import Trial
+
+    def trial(scenario: str, number: int, ok: bool) -> Trial:
+        result = CheckResult.passed() if ok else CheckResult.failed("no such call")
+        name, kind = "expect[0] tool_called", Kind.EXPECT
+        check = Measured(name=name, kind=kind, type="tool_called", result=result)
+        verdict = TrialVerdict.PASS if ok else TrialVerdict.FAIL
+        score = TrialScore(verdict=verdict, composite=1.0, threshold=1.0, checks=[check])
+        return Trial(cell="default", case="c", scenario=scenario, trial=number, score=score)
+
+    trials = [trial("lookup", n, True) for n in (1, 2)] + [
+        trial("refund", n, False) for n in (1, 2)
+    ]
+    table = metrics_table(trials)
+    assert "c/lookup · expect[0] tool_called: rate</td><td class=num>1.00" in table
+    assert "c/refund · expect[0] tool_called: rate</td><td class=num>0.00" in table
+    assert table.count(">2 judged trials;") == 2 and ">expect[0] tool_called" not in table
