@@ -225,3 +225,33 @@ def test_each_side_gives_pass_at_k_and_pass_hat_k_at_every_k(
         "    scenarios baseline  " + "      1" * 10,
         "              candidate " + "      1" * 10,
     ]
+
+
+def test_a_metric_declared_lower_is_better_regresses_when_it_goes_up(
+    tmp_path: Path, sounding: Any
+) -> None:
+    runs = []
+    for name, files in (("base", 1), ("cand", 3)):
+        suite = tmp_path / name
+        (suite / "cases").mkdir(parents=True)
+        writes = "; ".join(f"open('f{n}.txt', 'w').write('x')" for n in range(files))
+        (suite / "agent.py").write_text(f"import sys; sys.stdin.read(); {writes}; print('ok')\n")
+        (suite / "count.py").write_text(
+            f"#!{sys.executable}\nimport json, sys\n"
+            "context = json.load(open(sys.argv[1]))\n"
+            "print(json.dumps({'metrics': {'files': len(context['touched'])}}))\n"
+        )
+        (suite / "count.py").chmod(0o755)
+        (suite / "sounding.toml").write_text(
+            f'[agent]\ncommand = ["{sys.executable}", "{{suite}}/agent.py"]\n'
+        )
+        (suite / "cases/c.yaml").write_text(
+            "validators:\n"
+            "  - {mode: script, command: count.py, metrics: [files], lower_is_better: [files]}\n"
+            "scenarios:\n  - id: s\n    user: hi\n    trials: 8\n"
+        )
+        done = sounding("run", str(suite))
+        assert done.returncode == 0, done.stdout + done.stderr
+        runs.append(next((suite / "results").iterdir()))
+    (gap,) = compare_runs(*runs).scenarios
+    assert gap.metric_states()["files"] == "regression"  # more files touched is worse

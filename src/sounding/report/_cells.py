@@ -12,7 +12,7 @@ holds an invalid trial; the reason is given instead.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from html import escape
@@ -164,7 +164,10 @@ def cells_report(results: Results, metrics: Sequence[str] | None = None) -> Cell
         if cell == reference:
             continue
         ref, cand = by_cell[reference], by_cell[cell]
-        compared, _ = metric_gaps(ref, cand, (reference, cell), metrics, scoped=True)
+        lower = results.plan.lower_is_better
+        compared, _ = metric_gaps(
+            ref, cand, (reference, cell), metrics, scoped=True, lower_is_better=lower
+        )
         report.gaps += [CellGap(metric, cell, publish(gap)) for metric, gap in compared.items()]
         if metrics is None:
             report.gaps += _usage_gaps(ref, cand, (reference, cell))
@@ -196,10 +199,14 @@ def metric_gaps(
     only: Sequence[str] | None = None,
     *,
     scoped: bool = False,
+    lower_is_better: Iterable[str] = (),
 ) -> tuple[dict[str, Comparison], dict[str, str]]:
     """Each metric (of `only`, or every one) both sides judged with one kind, rates with rates
     and medians with medians, compared by `sounding.scoring.compare`; and why a metric that
     both sides judged could still not be compared (no trial judged on both sides pairs).
+
+    A difference of a metric in `lower_is_better` (and of a validator's `duration_ms`) is
+    an improvement when it goes down; of any other, when it goes up.
 
     A trial the harness could not score counts in no metric. `scoped`, for trials of
     several scenarios: a check counts over the trials of its own scenario only, under its
@@ -208,6 +215,7 @@ def metric_gaps(
     values = Trial.keyed_metrics if scoped else Trial.metric_values
     before = [values(t) if t.score is not None else {} for t in left]
     after = [values(t) if t.score is not None else {} for t in right]
+    lower = {"duration_ms", *lower_is_better}
     gaps: dict[str, Comparison] = {}
     failed: dict[str, str] = {}
     for name in only or dict.fromkeys(name for values in (*before, *after) for name in values):
@@ -215,7 +223,7 @@ def metric_gaps(
         ref, cand = [v.get(name) for _, v in mine[0]], [v.get(name) for _, v in mine[1]]
         if not _comparable(ref, cand):
             continue
-        better = name != "duration_ms"  # a validator's duration is better lower
+        better = name not in lower
         pairing = _pairing([t for t, _ in mine[0]], [t for t, _ in mine[1]])
         try:
             gaps[name] = compare(ref, cand, names=names, higher_is_better=better, **pairing)

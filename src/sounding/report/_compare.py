@@ -201,7 +201,9 @@ def _gap(
     """A scenario, or a whole cell over `keys`: its pass rate, duration and cost, and for a
     scenario each check and metric, as `metric_gaps` compares them."""
     left, right = _trials(base, keys), _trials(cand, keys)
-    compared, failed = metric_gaps(left, right, NAMES, ["passed"] if whole_cell else None)
+    lower = {*base.plan.lower_is_better, *cand.plan.lower_is_better}
+    only = ["passed"] if whole_cell else None
+    compared, failed = metric_gaps(left, right, NAMES, only, lower_is_better=lower)
     metrics = {name: publish(gap) for name, gap in compared.items()}
     rate = metrics.get("passed")
     cell, case, scenario = (keys[0][0], None, None) if whole_cell else keys[0]

@@ -136,7 +136,7 @@ def _run(
     layout = resumed[0] if resumed else _new_run(suite, held)
     try:
         planned = _plan(suite, cases, options, layout)
-        write_plan(layout.root, _run_plan(suite, options, layout, planned))
+        write_plan(layout.root, _run_plan(suite, options, layout, planned, cases))
     except BaseException:  # a run stopped before its plan was written leaves no folder
         if resumed is None:
             shutil.rmtree(layout.root, ignore_errors=True)
@@ -427,12 +427,16 @@ class _Collected:
         )
 
 
-def _run_plan(suite: Suite, options: RunOptions, layout: RunLayout, planned: _Planned) -> RunPlan:
+def _run_plan(
+    suite: Suite, options: RunOptions, layout: RunLayout, planned: _Planned, cases: list[Case]
+) -> RunPlan:
+    lower = {m for case in cases for v in case.validators for m in v.lower_is_better}
     return RunPlan(
         run_id=layout.run_id,
         suite=str(suite.root),
         options=options.as_dict(),
         reference_cell=suite.reference_cell,
         cells={cell.name: cell.delta.model_dump(exclude_defaults=True) for cell in suite.cells},
+        lower_is_better=sorted(lower),
         trials=[plan.key for plan in planned],
     )

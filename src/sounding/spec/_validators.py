@@ -34,7 +34,7 @@ RESERVED_METRICS = frozenset({"passed", "composite"})
 
 _METRIC = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
-_COMMON = ("mode", "name", "metrics")
+_COMMON = ("mode", "name", "metrics", "lower_is_better")
 _MODE_KEYS: dict[str, dict[str, str | None]] = {  # each mode's keys; a required one's example
     "script": {
         "command": ", like `command: checks/scope.py` (a program of the suite folder)",
@@ -64,6 +64,7 @@ class RawValidator(BaseModel):
     pieces: list[Piece] | None = None
     model: str | None = Field(default=None, min_length=1)
     types: dict[str, MetricKind] | None = None
+    lower_is_better: list[str] | None = None
 
 
 class ValidatorSpec(BaseModel):
@@ -85,6 +86,7 @@ class ValidatorSpec(BaseModel):
     pieces: list[Piece] = Field(default_factory=list)
     model: str | None = None
     types: dict[str, MetricKind] = Field(default_factory=dict)
+    lower_is_better: list[str] = Field(default_factory=list)  # the rest: higher is better
     line: int | None = None
 
     def kind(self, metric: str) -> MetricKind:
@@ -174,6 +176,11 @@ class _Resolver:
             if metric not in raw.metrics:
                 message = f"gives a type to '{metric}', which `metrics` does not declare"
                 self.add((*self.key, "types", metric), message, allowed=raw.metrics, typo=metric)
+        for position, metric in enumerate(raw.lower_is_better or []):
+            if metric not in raw.metrics:
+                message = f"names '{metric}', which `metrics` does not declare"
+                where = (*self.key, "lower_is_better", position)
+                self.add(where, message, allowed=raw.metrics, typo=metric)
 
     def _command(self, raw: RawValidator) -> list[str]:
         key = (*self.key, "command")

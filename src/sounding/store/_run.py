@@ -42,6 +42,7 @@ class RunPlan(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
     reference_cell: str | None = None
     cells: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    lower_is_better: list[str] = Field(default_factory=list)  # metrics declared so
     trials: list[TrialKey]
 
     def layout(self, root: Path) -> RunLayout:
