@@ -166,6 +166,11 @@ def _case_files(path: Path) -> list[Path]:
 )
 @click.option("--trace-id", help="The trace to score, when an OpenTelemetry export holds several.")
 @click.option("--rejudge", is_flag=True, help="Ask the judge again instead of reading its cache.")
+@click.option(
+    "--write",
+    is_flag=True,
+    help="For a results folder: store the re-scored run as a new run folder beside it.",
+)
 def score(
     target: Path,
     record_path: Path | None,
@@ -175,13 +180,16 @@ def score(
     as_json: bool,
     trace_id: str | None,
     rejudge: bool,
+    write: bool,
 ) -> None:
     """Score a record against a case file (TARGET is a case file), or re-score a stored run
     (TARGET is a results folder) by today's case files without running anything.
 
     The suite's judge (`[judge]` of the sounding.toml above the case file) judges."""
     if target.is_dir():
-        raise SystemExit(_rescore(target, as_json=as_json, rejudge=rejudge))
+        raise SystemExit(_rescore(target, as_json=as_json, rejudge=rejudge, write=write))
+    if write:
+        _usage_error("--write stores a re-scored run: give a results folder, not a case file")
     from sounding.record import RecordError
     from sounding.report._score import print_score, score_document
     from sounding.runner import RunSetupError, SuiteConfigError, score_record
@@ -230,14 +238,15 @@ def _pick_scenario(case: Case, scenario_id: str | None) -> Scenario:
     )
 
 
-def _rescore(run_dir: Path, *, as_json: bool, rejudge: bool) -> ExitCode:
+def _rescore(run_dir: Path, *, as_json: bool, rejudge: bool, write: bool) -> ExitCode:
     from sounding.runner import RunSetupError, SuiteConfigError, judge_for_run, rescore_run
     from sounding.scoring import TrialVerdict
     from sounding.spec import SpecError
     from sounding.store import ResultsError
 
     try:
-        found = rescore_run(run_dir, judge=judge_for_run(run_dir, rejudge=rejudge))
+        judge = judge_for_run(run_dir, rejudge=rejudge)
+        found = rescore_run(run_dir, judge=judge, write=write)
     except (ResultsError, SpecError, SuiteConfigError, RunSetupError) as exc:
         _usage_error(str(exc))
     if as_json:
@@ -247,6 +256,8 @@ def _rescore(run_dir: Path, *, as_json: bool, rejudge: bool) -> ExitCode:
             click.echo(f"{change.label}: {change.before} → {change.after}  ({change.check})")
         changed = counted(len(found.changes), "verdict")
         click.echo(f"re-scored {counted(found.trials, 'trial')}: {changed} changed")
+        if found.written is not None:
+            click.echo(f"wrote the re-scored run: {found.written}")
     if found.verdicts[TrialVerdict.ERROR]:
         return ExitCode.ERROR
     return ExitCode.FAIL if found.verdicts[TrialVerdict.FAIL] else ExitCode.PASS

@@ -65,6 +65,37 @@ def test_rescoring_applies_todays_case_file_and_names_what_flipped(
     assert len(calls.read_text()) == 3, "re-scoring ran the agent"
 
 
+def test_write_stores_the_rescored_run_that_reports_and_compare_read(
+    tmp_path: Path, sounding: Any
+) -> None:
+    root, calls = tmp_path / "suite", tmp_path / "calls"
+    _suite(root, calls)
+    assert "FLAKY q/answer  2/3" in sounding("run", str(root)).stdout
+    (run,) = (root / "results").iterdir()
+    case = root / "cases/q.yaml"
+    case.write_text(case.read_text().replace("contains: answer", "contains: idea"))
+    done = sounding("score", str(run), "--write")
+    assert done.returncode == 1, done.stdout + done.stderr
+    written = Path(done.stdout.strip().splitlines()[-1].split(": ", 1)[1])
+    assert written.parent == run.parent and written != run
+    plan = json.loads((written / "run.json").read_text())
+    assert plan["rescored_from"] == run.name
+    summary = json.loads((written / "summary.json").read_text())
+    (line,) = summary["scenarios"]
+    assert (line["verdict"], line["passed"]) == ("flaky", 1)  # only trial 3 said "idea"
+    assert not list(written.glob("trials/*/*/*/stdout.txt"))  # the evidence stays where it is
+    page = tmp_path / "report.html"
+    assert sounding("report", str(written), "--html", str(page)).returncode == 0
+    assert "no idea" in page.read_text()  # read from the first run's trial folders
+    compared = sounding("compare", str(run), str(written), "--json")
+    assert json.loads(compared.stdout)["scenarios"][0]["scenario"] == "answer"
+    again = sounding("score", str(written), "--write")  # a re-scored run re-scores too
+    assert "0 verdicts changed" in again.stdout, again.stdout + again.stderr
+    newest = Path(again.stdout.strip().splitlines()[-1].split(": ", 1)[1])
+    assert json.loads((newest / "run.json").read_text())["rescored_from"] == run.name
+    assert len(calls.read_text()) == 3, "re-scoring ran the agent"
+
+
 def test_a_folder_that_is_not_a_run_is_a_usage_error(tmp_path: Path, sounding: Any) -> None:
     done = sounding("score", str(tmp_path))
     assert done.returncode == 2 and "not the folder of a run" in done.stderr

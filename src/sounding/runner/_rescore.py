@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,12 +11,24 @@ from typing import Any
 from sounding.checks import Evidence, Judge
 from sounding.record import load_record
 from sounding.runner._config import Suite, load_suite
+from sounding.runner._run import Collected
 from sounding.runner._setup import make_judge
 from sounding.runner._workspace import checks_read_workspace
-from sounding.scoring import TrialScore, TrialVerdict, measure_trial
+from sounding.scoring import TrialScore, TrialVerdict, measure_trial, score_error_kind
 from sounding.services import ServiceSettings
-from sounding.spec import Scenario, case_files, load_cases
-from sounding.store import finished_trials, read_plan, read_trial, stored_evidence, stored_workspace
+from sounding.spec import Case, Scenario, case_files, load_cases
+from sounding.store import (
+    RunPlan,
+    Trial,
+    allocate_run,
+    finished_trials,
+    read_plan,
+    read_trial,
+    stored_evidence,
+    stored_workspace,
+    write_plan,
+    write_trial,
+)
 from sounding.validators import Validation
 
 RESCORE_SCHEMA = "sounding.rescore/1"
@@ -41,10 +54,12 @@ class Change:
 
 @dataclass
 class Rescored:
-    """What re-scoring found: the verdicts that changed, and how many of each there are now."""
+    """What re-scoring found: the verdicts that changed, and how many of each there are now;
+    and with `--write`, the run folder the re-scored run was written to."""
 
     changes: list[Change] = field(default_factory=list)
     verdicts: Counter[TrialVerdict] = field(default_factory=Counter)
+    written: Path | None = None
 
     @property
     def trials(self) -> int:
@@ -57,31 +72,60 @@ class Rescored:
             "trials": self.trials,
             "verdicts": {verdict.value: n for verdict, n in self.verdicts.items()},
             "changed": [change.as_dict() for change in self.changes],
+            "written": str(self.written) if self.written else None,
         }
 
 
-def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
+def rescore_run(run_dir: Path, *, judge: Judge | None = None, write: bool = False) -> Rescored:
     """Measure every finished trial of a run again, one at a time (memory stays flat).
 
     Judge verdicts come from the judge's cache when the request is unchanged, so re-scoring
     never pays twice for the same verdict (unless the judge was made with `rejudge`).
+
+    With `write`, the re-scored run is stored as a new run folder beside the first: its
+    trials with their new scores (an errored one as it was), its summary and measures, and
+    a plan that names the run holding the evidence, which is not copied. Every report and
+    `sounding compare` then read it as any run.
     """
     plan = read_plan(run_dir)
     suite = Path(plan.suite)
+    cases = load_cases(case_files(suite / "cases"), suite_dir=suite)
     scenarios = {
-        (case.name, scenario.id): scenario
-        for case in load_cases(case_files(suite / "cases"), suite_dir=suite)
-        for scenario in case.scenarios
+        (case.name, scenario.id): scenario for case in cases for scenario in case.scenarios
     }
+    rewrite = _Rewrite(run_dir, plan, cases) if write else None
+    try:
+        found = _rescore(run_dir, plan, scenarios, judge, rewrite)
+    except BaseException:
+        if rewrite is not None:
+            rewrite.discard()  # a run folder half written is no run
+        raise
+    if rewrite is not None:
+        found.written = rewrite.close()
+    return found
+
+
+def _rescore(
+    run_dir: Path,
+    plan: RunPlan,
+    scenarios: dict[tuple[str, str], Scenario],
+    judge: Judge | None,
+    rewrite: _Rewrite | None,
+) -> Rescored:
+    suite = Path(plan.suite)
     configured, services = _today(suite)
+    evidence_root = plan.evidence_layout(run_dir).root
     found = Rescored()
     for folder, trial in finished_trials(run_dir, plan):
         scenario = scenarios.get((trial.case, trial.scenario))
         if trial.score is None or scenario is None:
+            if rewrite is not None:
+                rewrite.add(trial)
             continue
         env = {**configured, **scenario.env, **plan.cell_env(trial.cell)}
         extra = {"agent_env": env, **Validation.from_trial(trial).extra()}
-        with stored_workspace(run_dir, folder, trial, checks_read_workspace(scenario)) as kept:
+        needed = checks_read_workspace(scenario)
+        with stored_workspace(evidence_root, folder, trial, needed) as kept:
             evidence = stored_evidence(
                 folder, trial, workspace=kept, settings=services, extra=extra
             )
@@ -90,7 +134,39 @@ def rescore_run(run_dir: Path, *, judge: Judge | None = None) -> Rescored:
         if now.verdict is not trial.verdict:
             change = Change(trial.key.label, trial.verdict, now.verdict, decided(trial.score, now))
             found.changes.append(change)
+        if rewrite is not None:
+            rewrite.add(_rescored(trial, now))
     return found
+
+
+def _rescored(trial: Trial, score: TrialScore) -> Trial:
+    update = {"score": score, "reason": score.reason, "error_kind": score_error_kind(score)}
+    return trial.model_copy(update=update)
+
+
+class _Rewrite:
+    """The re-scored run, written trial by trial into a new run folder beside the first."""
+
+    def __init__(self, run_dir: Path, plan: RunPlan, cases: list[Case]) -> None:
+        self.layout = allocate_run(run_dir.parent)
+        origin = plan.rescored_from or run_dir.name  # the run holding the evidence
+        update = {"run_id": self.layout.run_id, "rescored_from": origin}
+        write_plan(self.layout.root, plan.model_copy(update=update))
+        self.collected = Collected(cases, self.layout)
+
+    def add(self, trial: Trial) -> None:
+        folder = self.layout.trial_dir(trial.key)
+        folder.mkdir(parents=True)
+        write_trial(folder, trial)
+        self.collected.add(trial)
+
+    def close(self) -> Path:
+        self.collected.close()
+        return self.layout.root
+
+    def discard(self) -> None:
+        self.collected.discard()
+        shutil.rmtree(self.layout.root, ignore_errors=True)
 
 
 def decided(before: TrialScore, after: TrialScore) -> str:

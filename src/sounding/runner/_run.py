@@ -141,7 +141,7 @@ def _run(
         if resumed is None:
             shutil.rmtree(layout.root, ignore_errors=True)
         raise
-    collected = _Collected(cases, layout)
+    collected = Collected(cases, layout)
     try:
         done = 0
         for trial in _finished_before(planned) if resumed else ():
@@ -191,7 +191,7 @@ def _retried(retries: Retries) -> str:
     )
 
 
-def _execute(pool: TrialPool, collected: _Collected, on_trial: Callable[[Trial], None]) -> None:
+def _execute(pool: TrialPool, collected: Collected, on_trial: Callable[[Trial], None]) -> None:
     """Run the pending trials, each collected as it finishes (it is on disk by then). When
     the run stops early, no new trial starts and running agents are killed, unfinished."""
     RUNNING.stopping.clear()
@@ -380,7 +380,7 @@ class _Line:
             self.failure = (trial.trial, trial.reason)
 
 
-class _Collected:
+class Collected:
     """The run's finished trials as they come: each added to measures.json and counted on
     its scenario's line, for the summary; nothing more of them is kept."""
 

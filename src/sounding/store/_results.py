@@ -104,8 +104,9 @@ class Results:
         ]
 
     def text(self, trial: Trial, name: str) -> str | None:
-        """A text artifact of the trial (`diff.patch`, `stdout.txt`, ...); None when absent."""
-        path = self.folder(trial) / name
+        """A text artifact of the trial (`diff.patch`, `stdout.txt`, ...), from the run that
+        holds its evidence (for a re-scored run, the run it re-scored); None when absent."""
+        path = self.plan.evidence_layout(self.root).trial_dir(trial.key) / name
         if not path.is_file():
             return None
         return path.read_text(encoding="utf-8", errors="replace")

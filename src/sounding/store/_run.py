@@ -43,10 +43,19 @@ class RunPlan(BaseModel):
     reference_cell: str | None = None
     cells: dict[str, dict[str, Any]] = Field(default_factory=dict)
     lower_is_better: list[str] = Field(default_factory=list)  # metrics declared so
+    rescored_from: str | None = None  # a re-scored run: the run beside it holding the evidence
     trials: list[TrialKey]
 
     def layout(self, root: Path) -> RunLayout:
         return RunLayout(root, nested=self.schema_ == NESTED_SCHEMA)
+
+    def evidence_layout(self, root: Path) -> RunLayout:
+        """Where the trials' evidence is: this run's own folder, or for a run written by
+        `sounding score RUN --write`, the run it re-scored (in the same results folder)."""
+        if self.rescored_from is None:
+            return self.layout(root)
+        original = root.parent / self.rescored_from
+        return read_plan(original).layout(original)
 
     def cell_env(self, cell: str) -> dict[str, str]:
         """The environment the run's cell `cell` added for its agent."""
@@ -79,13 +88,13 @@ def _not_a_run(run_dir: Path) -> str:
 
 
 def finished_trials(run_dir: Path, plan: RunPlan) -> Iterator[tuple[Path, Trial]]:
-    """Each finished trial of the run, in the plan's order, read one at a time; a planned
-    trial that never finished is skipped."""
-    layout = plan.layout(run_dir)
+    """Each finished trial of the run, in the plan's order, with the folder of its evidence,
+    read one at a time; a planned trial that never finished is skipped."""
+    layout, evidence = plan.layout(run_dir), plan.evidence_layout(run_dir)
     for key in plan.trials:
         folder = layout.trial_dir(key)
         if trial_exists(folder):
-            yield folder, read_trial(folder)
+            yield evidence.trial_dir(key), read_trial(folder)
 
 
 class ScenarioSummary(ScenarioResult):
