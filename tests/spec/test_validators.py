@@ -89,7 +89,7 @@ def test_a_key_of_another_mode_and_a_missing_one_are_named(suite: Path) -> None:
     problems = refused(suite, "- {mode: judge, command: checks/scope.py, metrics: [x]}")
     assert problems == [
         "2: validators[0].command: `command` is for mode script; a judge validator takes mode, "
-        "name, metrics, rubric, pieces, model, types",
+        "name, metrics, lower_is_better, rubric, pieces, model, types",
         "2: validators[0]: a judge validator needs `rubric`, like `rubric: rubrics/note.md` (a "
         "file of the suite folder)",
         "2: validators[0]: a judge validator needs `pieces`, like `pieces: [prompt, response, "
