@@ -1,5 +1,14 @@
-"""Scoring: the composite of one trial, verdicts over trials, and comparisons of cells."""
+"""Scoring: the composite of one trial, verdicts over trials, comparisons of cells, and the
+agreement of a judge with people."""
 
+from sounding.scoring._agreement import (
+    agreement_interval,
+    average_ranks,
+    cohen_kappa,
+    mean_absolute_error,
+    observed_agreement,
+    spearman,
+)
 from sounding.scoring._gaps import compare, measure_gap, publishable
 from sounding.scoring._measure import measure_trial, run_check
 from sounding.scoring._scenario import (
@@ -20,7 +29,14 @@ from sounding.scoring._stats import (
     interval,
     summarize,
 )
-from sounding.scoring._trial import Kind, Measured, TrialScore, TrialVerdict, composite, score_trial
+from sounding.scoring._trial import (
+    Kind,
+    Measured,
+    TrialScore,
+    TrialVerdict,
+    composite,
+    score_trial,
+)
 
 __all__ = [
     "Comparison",
@@ -37,15 +53,21 @@ __all__ = [
     "TrialScore",
     "TrialVerdict",
     "aggregate",
+    "agreement_interval",
+    "average_ranks",
+    "cohen_kappa",
     "compare",
     "composite",
     "interval",
+    "mean_absolute_error",
     "measure_gap",
     "measure_trial",
+    "observed_agreement",
     "pass_at_k",
     "pass_hat_k",
     "publishable",
     "run_check",
     "score_trial",
+    "spearman",
     "summarize",
 ]
