@@ -30,6 +30,7 @@ from sounding.scoring._stats import (
     summarize,
 )
 from sounding.scoring._trial import (
+    UNVALIDATED,
     Kind,
     Measured,
     TrialScore,
@@ -39,6 +40,7 @@ from sounding.scoring._trial import (
 )
 
 __all__ = [
+    "UNVALIDATED",
     "Comparison",
     "Direction",
     "GapState",
