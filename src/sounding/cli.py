@@ -459,6 +459,21 @@ def review(run_dir: Path, simulator: bool, as_json: bool) -> None:
     raise SystemExit(review_command(run_dir, simulator=simulator, as_json=as_json))
 
 
+@main.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the agreement (sounding.agreement/1).")
+@click.option(
+    "--save", is_flag=True, help="Keep it as the suite's agreement.json, which later runs read."
+)
+def agreement(run_dir: Path, as_json: bool, save: bool) -> None:
+    """How far each judge of RUN_DIR agrees with the people who filled the same trials on a
+    form: Cohen's kappa for pass/fail, Spearman's correlation and the mean absolute error for
+    scores, each with a bootstrap interval. Exit 0, or 2 when the run cannot be read."""
+    from sounding.report import agreement_command
+
+    raise SystemExit(agreement_command(run_dir, as_json=as_json, save=save))
+
+
 @main.group()
 def form() -> None:
     """Metrics a person fills by hand (`mode: form` validators), on a blind, shuffled form."""

@@ -109,3 +109,23 @@ def test_preflight_holds_per_check_judge_models_to_the_same_rule() -> None:
 def test_allow_same_model_accepts_it_knowingly() -> None:
     config = JudgeConfig(model="gpt-4o", allow_same_model=True)
     preflight(config, models_under_test={"gpt-4o"}, environ={"OPENAI_API_KEY": "k"})
+
+
+def test_agreement_keys_default_to_every_judge_check_gating() -> None:
+    config = JudgeConfig.model_validate({"model": "m"})
+    assert (config.min_agreement, config.min_samples) == (None, 20)
+    set_ = JudgeConfig.model_validate({"model": "m", "min_agreement": 0.6, "min_samples": 5})
+    assert (set_.min_agreement, set_.min_samples) == (0.6, 5)
+
+
+@pytest.mark.parametrize("raw", [{"min_agreement": 1.5}, {"min_samples": 0}])
+def test_agreement_keys_out_of_range_are_refused(raw: dict[str, object]) -> None:
+    with pytest.raises(JudgeError, match=r"\[judge\] in sounding.toml: min_"):
+        JudgeConfig.load({"model": "m", **raw}, {})
+
+
+def test_the_simulator_takes_no_agreement_keys() -> None:
+    from sounding.simulator import SimulatorConfig
+
+    with pytest.raises(JudgeError, match=r"min_agreement belong in \[judge\]: the simulator"):
+        SimulatorConfig.load({"model": "m", "min_agreement": 0.6}, {})

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sounding.checks import CheckContext, CheckResult, Evidence, NoParams, Registry, Status
 from sounding.record import RunRecord
-from sounding.scoring import measure_trial
+from sounding.scoring import TrialScore, TrialVerdict, measure_trial
 from sounding.spec import load_case
 
 CASE = """\
@@ -61,3 +61,54 @@ def test_a_costly_check_is_skipped_once_a_gate_has_failed(tmp_path: Path) -> Non
     ran, statuses = _measured(tmp_path, "failing_gate")
     assert ran == ["named_judge", "gate"]
     assert statuses[0] == ("slow", Status.SKIPPED)
+
+
+JUDGED = """\
+scenarios:
+  - id: s
+    user: hi
+    invariants:
+      tone: {gate: true, check: {type: judging}}
+      cheap: {check: {type: {cheap}}}
+"""
+
+
+def _unvalidated(tmp_path: Path, cheap: str) -> tuple[list[str], TrialScore]:
+    """The scenario with its judge check `tone` marked unvalidated, as a run marks it."""
+    ran: list[str] = []
+    own = _registry(ran)
+
+    def judging(params: NoParams, context: CheckContext) -> CheckResult:
+        ran.append(context.name)
+        return CheckResult.failed("judge scored 0.20 (< 0.50): rude")
+
+    own.check("judging", NoParams, family="judge", costly=True)(judging)
+    path = tmp_path / "j.yaml"
+    path.write_text(JUDGED.replace("{cheap}", cheap))
+    scenario = load_case(path, registry=own).scenarios[0]
+    why = "not measured against people"
+    tone = scenario.invariants[0].model_copy(update={"unvalidated_judge": why})
+    marked = scenario.model_copy(update={"invariants": [tone, *scenario.invariants[1:]]})
+    return ran, measure_trial(marked, Evidence(record=RunRecord()))
+
+
+def test_an_unvalidated_judge_is_measured_marked_and_left_out_of_the_verdict(
+    tmp_path: Path,
+) -> None:
+    ran, score = _unvalidated(tmp_path, "passing_gate")
+    assert ran == ["cheap", "tone"]  # still asked: its verdicts are what agreement is measured on
+    assert score.verdict is TrialVerdict.PASS and score.reason == ""
+    tone = score.checks[0]
+    assert tone.result.status is Status.FAILED
+    assert tone.unvalidated == "not measured against people"
+    assert tone.result.details["unvalidated_judge"] == "not measured against people"
+    assert tone.summary()["unvalidated"] == "not measured against people"
+    assert score.unvalidated == [tone]
+    assert tone.describe() == "unvalidated judge tone: judge scored 0.20 (< 0.50): rude"
+
+
+def test_an_unvalidated_judge_is_skipped_when_the_trial_failed_without_it(tmp_path: Path) -> None:
+    ran, score = _unvalidated(tmp_path, "failing_gate")
+    assert ran == ["cheap"]
+    assert score.verdict is TrialVerdict.FAIL and score.decided_by == "cheap"
+    assert score.checks[0].result.status is Status.SKIPPED

@@ -102,3 +102,14 @@ def test_leads_never_change_the_verdict() -> None:
 
 def test_no_invariants_means_the_expectations_decide() -> None:
     assert score_trial([item(Kind.EXPECT, PASS)], 1.0).verdict is TrialVerdict.PASS
+
+
+def test_an_unvalidated_judge_neither_gates_nor_weighs() -> None:
+    judge = inv("tone", CheckResult.failed("judge scored 0.1"), 1.0, gate=True)
+    unvalidated = judge.model_copy(update={"unvalidated": "kappa 0.20 < min_agreement 0.60"})
+    assert score_trial([judge, inv("file", PASS)], 1.0).verdict is TrialVerdict.FAIL
+    score = score_trial([unvalidated, inv("file", PASS, 0.5)], 1.0)
+    assert score.verdict is TrialVerdict.PASS and score.composite == 1.0
+    assert score.unvalidated == [unvalidated]
+    errored = unvalidated.model_copy(update={"result": CheckResult.error("no verdict")})
+    assert score_trial([errored, inv("file", PASS)], 1.0).verdict is TrialVerdict.PASS

@@ -165,3 +165,79 @@ def test_validators_belong_to_the_case_not_to_a_scenario(suite: Path) -> None:
     path.write_text("scenarios:\n  - id: s\n    user: go\n    validators: []\n")
     with pytest.raises(SpecError, match="unknown key 'validators'"):
         load_case(path, suite_dir=suite)
+
+
+JUDGED = """
+  - id: s
+    user: go
+    invariants:
+      tone: {check: {type: llm_as_judge, criteria: Is it polite?}}
+    expect:
+      - llm_as_judge: Is it short?
+"""
+
+
+def load_judged(suite: Path, validators: str) -> Case:
+    path = suite / "cases" / "j.yaml"
+    path.parent.mkdir(exist_ok=True)
+    body = textwrap.indent(textwrap.dedent(validators).strip("\n"), "  ")
+    path.write_text(f"validators:\n{body}\nscenarios:{JUDGED}")
+    return load_case(path, suite_dir=suite)
+
+
+def test_a_form_metric_checks_a_judge_check_or_a_judge_metric(suite: Path) -> None:
+    case = load_judged(
+        suite,
+        """
+        - {mode: judge, rubric: rubric.md, pieces: [response], metrics: [usable, depth],
+           types: {depth: number}}
+        - mode: form
+          metrics: [tone_ok, tone_score, usable_by_hand, depth_by_hand, short_ok]
+          types: {tone_score: number, depth_by_hand: number}
+          checks: {tone_ok: tone, tone_score: tone, usable_by_hand: usable,
+                   depth_by_hand: depth, short_ok: "expect[0] llm_as_judge"}
+        """,
+    )
+    form = case.validators[1]
+    assert form.checks["tone_score"] == "tone" and form.checks["usable_by_hand"] == "usable"
+    judges = case.judge_checks()
+    assert list(judges) == ["tone", "expect[0] llm_as_judge", "usable", "depth"]
+    assert judges["tone"].validator is None and judges["tone"].kind is None
+    assert (judges["depth"].validator, judges["depth"].kind) == ("judge", "number")
+
+
+@pytest.mark.parametrize(
+    ("form", "problem"),
+    [
+        (
+            "{mode: form, metrics: [a], checks: {a: tnoe}}",
+            "validators[1].checks.a: 'tnoe' is no judge check of this case: name an invariant "
+            "or `expect` entry that asks the judge (llm_as_judge), or a metric of a judge "
+            "validator (allowed: tone, expect[0] llm_as_judge, usable; did you mean 'tone'?)",
+        ),
+        (
+            "{mode: form, metrics: [a], checks: {b: tone}}",
+            "validators[1].checks.b: ties 'b' to a judge, but `metrics` does not declare it",
+        ),
+        (
+            "{mode: form, metrics: [a], types: {a: string}, checks: {a: tone}}",
+            "validators[1].checks.a: 'a' is text: only a yes/no or number metric checks a judge",
+        ),
+        (
+            "{mode: form, metrics: [a], types: {a: number}, checks: {a: usable}}",
+            "validators[1].checks.a: 'a' is number but judge metric 'usable' is bool: a form "
+            "metric checks a judge metric of its own kind (`types:`)",
+        ),
+        (
+            "{mode: script, command: checks/scope.py, metrics: [a], checks: {a: tone}}",
+            "validators[1].checks: `checks` is for mode form; a script validator takes mode, "
+            "name, metrics, command, timeout",
+        ),
+    ],
+)
+def test_a_tie_to_no_judge_is_refused_at_load(suite: Path, form: str, problem: str) -> None:
+    judge = "- {mode: judge, rubric: rubric.md, pieces: [response], metrics: [usable]}"
+    with pytest.raises(SpecError) as caught:
+        load_judged(suite, f"{judge}\n- {form}")
+    found = [str(p).split(": ", 1)[1] for p in caught.value.problems]
+    assert any(problem in line for line in found), found

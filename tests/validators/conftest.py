@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,30 @@ class Bench:
         self, *args: str, env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
         return self.sounding("run", str(self.root), *args, env=env)
+
+    def judged_agent(self, judge_url: str, judge_extra: str = "") -> None:
+        """An agent whose note differs by trial (so no judge verdict is another's, cached),
+        and a `[judge]` on the scripted server at `judge_url`."""
+        agent = "import os, sys; sys.stdin.read(); print('note ' + os.environ['SOUNDING_TRIAL'])"
+        self.agent(
+            agent,
+            f'\n[judge]\nbase_url = "{judge_url}/v1"\nmodel = "judge-1"\n{judge_extra}',
+        )
+
+    def fill_form(self, run: Path, values: dict[str, list[Any]]) -> None:
+        """Export the run's form, fill `values` (metric → a value per trial number), import."""
+        exported = self.sounding("form", "export", str(run))
+        assert exported.returncode == 0, exported.stderr
+        run_id = tomllib.loads((run / "form.toml").read_text())["run"]
+        folders = json.loads((run / "form-key.json").read_text())["trials"]
+        lines = ['schema = "sounding.form/1"', f'run = "{run_id}"']
+        for token, folder in folders.items():
+            number = int(folder.rsplit("#", 1)[1])
+            lines += ["[[trial]]", f'token = "{token}"', "[trial.metrics]"]
+            lines += [f"{name} = {json.dumps(said[number - 1])}" for name, said in values.items()]
+        (run / "filled.toml").write_text("\n".join(lines) + "\n")
+        imported = self.sounding("form", "import", str(run), str(run / "filled.toml"))
+        assert imported.returncode == 0, imported.stdout + imported.stderr
 
     def only_run(self) -> Path:
         (run,) = sorted(p for p in (self.root / "results").iterdir() if p.is_dir())

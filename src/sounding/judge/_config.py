@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from sounding.judge._errors import JudgeError
 
@@ -22,6 +22,7 @@ KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 ENV_MODEL = "SOUNDING_JUDGE_MODEL"
 ENV_BASE_URL = "SOUNDING_JUDGE_BASE_URL"
+DEFAULT_MIN_SAMPLES = 20
 
 
 class JudgeConfig(BaseModel):
@@ -31,6 +32,10 @@ class JudgeConfig(BaseModel):
     llama.cpp, LiteLLM). The key is never written here: `api_key_env` names the variable
     that holds it. Anthropic's current API takes no sampling parameters, so `temperature`
     and `seed` are sent to `openai` servers only.
+
+    `min_agreement` and `min_samples` say when a judge check may gate: when its agreement
+    with people (`sounding agreement`) reached `min_agreement` over at least `min_samples`
+    trials. Unset, every judge check gates.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -49,6 +54,17 @@ class JudgeConfig(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0)
     allow_same_model: bool = False
     cache_dir: Path | None = None
+    min_agreement: float | None = Field(default=None, ge=-1.0, le=1.0)
+    min_samples: int = Field(default=DEFAULT_MIN_SAMPLES, ge=1)
+
+    @model_validator(mode="after")
+    def _agreement_is_the_judges(self) -> JudgeConfig:
+        """Only the judge's verdicts are checked against people: another role refuses the keys."""
+        given = {"min_agreement", "min_samples"} & self.model_fields_set
+        if given and self.role != "judge":
+            keys = " and ".join(sorted(given))
+            raise ValueError(f"{keys} belong in [judge]: the {self.role} gives no verdicts")
+        return self
 
     @property
     def server(self) -> str | None:

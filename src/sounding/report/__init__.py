@@ -1,6 +1,7 @@
-"""Reports of a stored run (one renderer each: JUnit XML, JSON, Markdown, HTML) and
-comparisons of two runs."""
+"""Reports of a stored run (one renderer each: JUnit XML, JSON, Markdown, HTML),
+comparisons of two runs, and the agreement of a run's judges with people."""
 
+from sounding.report._agreement import agreement_command, print_agreement
 from sounding.report._command import report_command
 from sounding.report._compare import (
     COMPARE_SCHEMA,
@@ -21,12 +22,14 @@ __all__ = [
     "REPORT_SCHEMA",
     "Gap",
     "RunComparison",
+    "agreement_command",
     "compare_command",
     "compare_runs",
     "html_report",
     "json_report",
     "junit_report",
     "markdown_report",
+    "print_agreement",
     "print_comparison",
     "renderers",
     "report_command",

@@ -25,7 +25,7 @@ from sounding.report._charts import (
 )
 from sounding.report._renderers import renderers
 from sounding.report._terminal import passes
-from sounding.scoring import Measured
+from sounding.scoring import UNVALIDATED, Measured
 from sounding.store import Results, ScenarioTrials, Trial
 
 _CLIP = 20_000  # characters of one text shown in the page; the rest stays in the folder
@@ -260,6 +260,7 @@ def _checks(trial: Trial) -> str:
 def _check_row(m: Measured) -> str:
     status = m.result.status.value
     gate = " (gate)" if m.gate else ""
+    gate += f" ({UNVALIDATED}: not counted)" if m.unvalidated else ""
     details = m.result.details
     more = f"<pre>{escape(_json(details))}</pre>" if details else ""
     return (

@@ -48,13 +48,14 @@ class TrialProgress:
 
 
 def scenario_line(line: ScenarioSummary) -> Text:
-    """`PASS  case/scenario  3/3  1.2s  first failure`, styled."""
+    """`FAIL  case/scenario  1/3  1.2s  first failure`, styled. A passing line has no
+    failure, but may name an unvalidated judge check that failed and did not count."""
     verdict = line.verdict.value
     body = f" {line.label}  {passes(line)}  {line.duration_ms / 1000:.2f}s"
     text = Text.assemble((f"{verdict.upper():<5}", STYLES[verdict]), body)
     reason = clipped(line.first_failure.replace("\n", " "), _REASON_WIDTH)
-    if reason and verdict != "pass":
-        text.append(f"  {reason}", style="dim")
+    if reason:
+        text.append(f"  {reason}", style="dim" if verdict != "pass" else "yellow")
     return text
 
 

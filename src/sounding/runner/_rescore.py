@@ -11,10 +11,17 @@ from typing import Any
 from sounding.checks import Evidence, Judge
 from sounding.record import load_record
 from sounding.runner._config import Suite, load_suite
-from sounding.runner._run import Collected
+from sounding.runner._run import Collected, gated
 from sounding.runner._setup import make_judge
 from sounding.runner._workspace import checks_read_workspace
-from sounding.scoring import TrialScore, TrialVerdict, measure_trial, score_error_kind
+from sounding.scoring import (
+    UNVALIDATED,
+    Measured,
+    TrialScore,
+    TrialVerdict,
+    measure_trial,
+    score_error_kind,
+)
 from sounding.services import ServiceSettings
 from sounding.spec import Case, Scenario, case_files, load_cases
 from sounding.store import (
@@ -80,7 +87,8 @@ def rescore_run(run_dir: Path, *, judge: Judge | None = None, write: bool = Fals
     """Measure every finished trial of a run again, one at a time (memory stays flat).
 
     Judge verdicts come from the judge's cache when the request is unchanged, so re-scoring
-    never pays twice for the same verdict (unless the judge was made with `rejudge`).
+    never pays twice for the same verdict (unless the judge was made with `rejudge`). A
+    judge check people have not validated (`[judge] min_agreement`) counts as in a run.
 
     With `write`, the re-scored run is stored as a new run folder beside the first: its
     trials with their new scores (an errored one as it was), its summary and measures, and
@@ -90,6 +98,7 @@ def rescore_run(run_dir: Path, *, judge: Judge | None = None, write: bool = Fals
     plan = read_plan(run_dir)
     suite = Path(plan.suite)
     cases = load_cases(case_files(suite / "cases"), suite_dir=suite)
+    cases, _ = gated(suite, cases, getattr(judge, "config", None))
     scenarios = {
         (case.name, scenario.id): scenario for case in cases for scenario in case.scenarios
     }
@@ -179,9 +188,14 @@ def decided(before: TrialScore, after: TrialScore) -> str:
     was = next((m for m in before.checks if m.name == item), None)
     if now is None:
         return item
-    status = f"{was.result.status.value} → " if was is not None else ""
+    status = f"{_state(was)} → " if was is not None else ""
     reason = f" ({now.result.reason})" if now.result.reason else ""
-    return f"{item}: {status}{now.result.status.value}{reason}"
+    return f"{item}: {status}{_state(now)}{reason}"
+
+
+def _state(m: Measured) -> str:
+    """A check's status, and whether it was an unvalidated judge that did not count."""
+    return m.result.status.value + (f" ({UNVALIDATED})" if m.unvalidated else "")
 
 
 def score_record(

@@ -19,7 +19,7 @@ from typing import Any
 from sounding._files import sweep_tmp
 from sounding._words import counted
 from sounding.checks import Ref, references
-from sounding.judge import JudgeError, preflight
+from sounding.judge import JudgeConfig, JudgeError, preflight
 from sounding.runner._agent import RUNNING
 from sounding.runner._cells import Cell
 from sounding.runner._config import Suite, SuiteConfigError
@@ -44,7 +44,7 @@ from sounding.store import (
     write_plan,
     write_summary,
 )
-from sounding.validators import blinding_notes
+from sounding.validators import AgreementError, blinding_notes, gate_judges
 
 _STOP_GRACE = 10.0  # seconds for running trials to notice an interruption
 
@@ -131,7 +131,9 @@ def _run(
 ) -> RunResult:
     cases = load_cases(suite.case_files(options.cases), suite_dir=suite.root)
     _check_judge(suite, cases, settings)
-    for note in [*(n for case in cases for n in case.notes), *blinding_notes(cases, suite.cells)]:
+    cases, unvalidated = gated(suite.root, cases, getattr(settings.judge, "config", None))
+    notes = [*(n for case in cases for n in case.notes), *blinding_notes(cases, suite.cells)]
+    for note in [*notes, *unvalidated]:
         hooks.on_note(note)
     layout = resumed[0] if resumed else _new_run(suite, held)
     try:
@@ -238,6 +240,17 @@ def _check_judge(suite: Suite, cases: list[Case], settings: TrialSettings) -> No
         if config is not None:
             preflight(config, models_under_test=suite.models_under_test, judge_models=judges)
     except JudgeError as exc:
+        raise SuiteConfigError(str(exc)) from None
+
+
+def gated(
+    suite_dir: Path, cases: list[Case], config: JudgeConfig | None
+) -> tuple[list[Case], list[str]]:
+    """The cases with the judge checks people have not validated marked, and a note for
+    each (`[judge] min_agreement`, docs/judge.md)."""
+    try:
+        return gate_judges(cases, suite_dir, config)
+    except AgreementError as exc:
         raise SuiteConfigError(str(exc)) from None
 
 
@@ -362,10 +375,12 @@ def _finished_before(planned: _Planned) -> Iterator[Trial]:
 @dataclass
 class _Line:
     """One cell × scenario over the trials finished so far: its tally, its first failure
-    (by trial number) and the time its trials took."""
+    (by trial number) and the time its trials took. With no failure, the first failed
+    unvalidated judge check stands in its place, so the line says what did not count."""
 
     tally: Tally = field(default_factory=Tally)
     failure: tuple[int, str] | None = None
+    unvalidated: tuple[int, str] | None = None
     duration_ms: float = 0.0
     error_kinds: Counter[str] = field(default_factory=Counter)
 
@@ -374,10 +389,20 @@ class _Line:
         self.duration_ms += trial.duration_ms
         if trial.error_kind is not None:
             self.error_kinds[trial.error_kind] += 1
-        if trial.verdict is not TrialVerdict.PASS and (
-            self.failure is None or trial.trial < self.failure[0]
-        ):
-            self.failure = (trial.trial, trial.reason)
+        if trial.verdict is not TrialVerdict.PASS:
+            self.failure = _first(self.failure, trial.trial, trial.reason)
+        for judge in trial.score.unvalidated[:1] if trial.score else []:
+            self.unvalidated = _first(self.unvalidated, trial.trial, judge.describe())
+
+    @property
+    def first_failure(self) -> str:
+        found = self.failure or self.unvalidated
+        return found[1] if found else ""
+
+
+def _first(known: tuple[int, str] | None, trial: int, said: str) -> tuple[int, str]:
+    """What the lowest-numbered trial said."""
+    return known if known is not None and known[0] <= trial else (trial, said)
 
 
 class Collected:
@@ -421,7 +446,7 @@ class Collected:
             cell=cell,
             case=case,
             scenario=scenario_id,
-            first_failure=line.failure[1] if line.failure else "",
+            first_failure=line.first_failure,
             duration_ms=round(line.duration_ms, 3),
             error_kinds=dict(sorted(line.error_kinds.items())),
         )

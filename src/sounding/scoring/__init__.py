@@ -1,5 +1,14 @@
-"""Scoring: the composite of one trial, verdicts over trials, and comparisons of cells."""
+"""Scoring: the composite of one trial, verdicts over trials, comparisons of cells, and the
+agreement of a judge with people."""
 
+from sounding.scoring._agreement import (
+    agreement_interval,
+    average_ranks,
+    cohen_kappa,
+    mean_absolute_error,
+    observed_agreement,
+    spearman,
+)
 from sounding.scoring._gaps import compare, measure_gap, publishable
 from sounding.scoring._measure import measure_trial, run_check
 from sounding.scoring._scenario import (
@@ -25,6 +34,7 @@ from sounding.scoring._stats import (
     summarize,
 )
 from sounding.scoring._trial import (
+    UNVALIDATED,
     Kind,
     Measured,
     TrialScore,
@@ -35,6 +45,7 @@ from sounding.scoring._trial import (
 )
 
 __all__ = [
+    "UNVALIDATED",
     "Comparison",
     "CurvePoint",
     "Direction",
@@ -50,12 +61,17 @@ __all__ = [
     "TrialScore",
     "TrialVerdict",
     "aggregate",
+    "agreement_interval",
+    "average_ranks",
+    "cohen_kappa",
     "compare",
     "composite",
     "interval",
+    "mean_absolute_error",
     "mean_curve",
     "measure_gap",
     "measure_trial",
+    "observed_agreement",
     "pass_at_curve",
     "pass_at_k",
     "pass_hat_curve",
@@ -64,5 +80,6 @@ __all__ = [
     "run_check",
     "score_error_kind",
     "score_trial",
+    "spearman",
     "summarize",
 ]

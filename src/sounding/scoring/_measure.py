@@ -38,25 +38,38 @@ class _Planned(NamedTuple):
     spec: CheckSpec
     weight: float = 1.0
     gate: bool = False
+    unvalidated: str = ""  # why this judge check may not gate
 
     def measured(self, result: CheckResult) -> Measured:
-        name, kind, spec, weight, gate = self
+        name, kind, spec, weight, gate, unvalidated = self
+        if unvalidated:  # its verdict carries the mark wherever it goes
+            details = {**result.details, "unvalidated_judge": unvalidated}
+            result = result.model_copy(update={"details": details})
         return Measured(
-            name=name, kind=kind, type=spec.type, result=result, weight=weight, gate=gate
+            name=name,
+            kind=kind,
+            type=spec.type,
+            result=result,
+            weight=weight,
+            gate=gate,
+            unvalidated=unvalidated,
         )
 
 
 def _planned(scenario: Scenario) -> Iterator[_Planned]:
     for invariant in scenario.invariants:
         check, weight, gate = invariant.check, invariant.weight, invariant.gate
-        yield _Planned(invariant.name, Kind.INVARIANT, check, weight, gate)
+        unvalidated = invariant.unvalidated_judge
+        yield _Planned(invariant.name, Kind.INVARIANT, check, weight, gate, unvalidated)
     for kind, assertions in (
         (Kind.EXPECT, scenario.expect),
         (Kind.FORBIDDEN, scenario.forbidden),
         (Kind.LEAD, scenario.leads),
     ):
         for assertion in assertions:
-            yield _Planned(assertion.name, kind, assertion.check)
+            yield _Planned(
+                assertion.name, kind, assertion.check, unvalidated=assertion.unvalidated_judge
+            )
 
 
 def measure_trial(

@@ -22,12 +22,16 @@ DEFAULT_SEED = 20260729
 
 
 class Statistic(StrEnum):
-    """How a metric's values combine across trials; decided by their type."""
+    """How a metric's values combine across trials, decided by their type; and which
+    statistic of a judge's agreement with people an interval is of."""
 
     RATE = "rate"  # yes/no values: x of n
     MEDIAN = "median"  # numbers
     DIAGNOSTIC = "diagnostic"  # anything else: stored and shown, never aggregated
     EMPTY = "empty"  # no judged value at all
+    KAPPA = "kappa"  # a judge's yes/no against people's: Cohen's kappa (_agreement.py)
+    SPEARMAN = "spearman"  # a judge's scores against people's: rank correlation
+    MAE = "mae"  # ... and the mean absolute error between them
 
 
 class GapState(StrEnum):

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict
 from sounding.checks import CheckResult, Role, Status, UnknownCheckError, registry
 
 _EPSILON = 1e-9
+UNVALIDATED = "unvalidated judge"
+"""How a judge check that may not gate is named wherever its verdict is shown."""
 
 
 class Kind(StrEnum):
@@ -28,7 +30,11 @@ class TrialVerdict(StrEnum):
 
 
 class Measured(BaseModel):
-    """One check as it stood in the case, with what it found."""
+    """One check as it stood in the case, with what it found.
+
+    `unvalidated` says why a judge check may not gate (its agreement with people is too low
+    or not measured): it is measured and shown, and left out of the trial's verdict.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -38,6 +44,7 @@ class Measured(BaseModel):
     result: CheckResult
     weight: float = 1.0
     gate: bool = False
+    unvalidated: str = ""
 
     @property
     def blocking(self) -> bool:
@@ -55,10 +62,18 @@ class Measured(BaseModel):
             "reason": self.result.reason,
             "weight": self.weight,
             "gate": self.gate,
+            "unvalidated": self.unvalidated,
         }
+
+    @property
+    def counted(self) -> bool:
+        """Whether it weighs on the verdict: a lead never does, nor an unvalidated judge."""
+        return self.kind is not Kind.LEAD and not self.unvalidated
 
     def describe(self) -> str:
         label = f"invariant {self.name}" if self.kind is Kind.INVARIANT else self.name
+        if self.unvalidated:
+            label = f"{UNVALIDATED} {self.name}"
         return f"{label}: {self.result.reason or self.result.status.value}"
 
 
@@ -77,6 +92,11 @@ class TrialScore(BaseModel):
     @property
     def leads(self) -> list[Measured]:
         return [m for m in self.checks if m.kind is Kind.LEAD and m.result.status is Status.FAILED]
+
+    @property
+    def unvalidated(self) -> list[Measured]:
+        """The unvalidated judge checks that failed: shown, never counted."""
+        return [m for m in self.checks if m.unvalidated and m.result.status is Status.FAILED]
 
 
 def composite(items: list[Measured]) -> float | None:
@@ -97,8 +117,9 @@ def composite(items: list[Measured]) -> float | None:
 
 
 def score_trial(items: list[Measured], threshold: float) -> TrialScore:
-    """The trial verdict: error when an error (or an unmeasured blocker) leaves it open."""
-    counted = [m for m in items if m.kind is not Kind.LEAD]
+    """The trial verdict: error when an error (or an unmeasured blocker) leaves it open.
+    Leads and unvalidated judge checks are kept in the score and left out of the verdict."""
+    counted = [m for m in items if m.counted]
     value = composite(counted)
     verdict, decider = _decide(counted, threshold, value)
     if verdict is TrialVerdict.PASS:

@@ -8,14 +8,14 @@ user input.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
 from sounding.checks import CheckType, Params
 from sounding.checks import Role as CheckRole
 from sounding.spec._raw import Aggregation
-from sounding.spec._validators import ValidatorSpec
+from sounding.spec._validators import MetricKind, ValidatorSpec
 
 
 class _Frozen(BaseModel):
@@ -33,18 +33,24 @@ class CheckSpec(_Frozen):
 
 
 class Invariant(_Frozen):
+    """A weighed check. `unvalidated_judge` is never written in a case file: a run sets it
+    (why) on a judge check whose agreement with people does not allow it to gate."""
+
     name: str
     description: str
     weight: float = Field(default=1.0, ge=0.0)
     gate: bool = False
     check: CheckSpec
+    unvalidated_judge: str = ""
 
 
 class Assertion(_Frozen):
-    """An `expect:` or `leads:` entry; `name` reads like `expect[2] tool_called`."""
+    """An `expect:` or `leads:` entry; `name` reads like `expect[2] tool_called`.
+    `unvalidated_judge` as for an invariant."""
 
     name: str
     check: CheckSpec
+    unvalidated_judge: str = ""
 
 
 class Scoring(_Frozen):
@@ -95,6 +101,15 @@ class Scenario(_Frozen):
     line: int | None = None
 
 
+class JudgeCheck(NamedTuple):
+    """A judge verdict of a case that people can check on a form (`checks:` of a form
+    validator names it): a check that asks the judge, or a judge validator's metric."""
+
+    name: str  # the check's name (scenarios' checks of one name pooled), or the metric's
+    validator: str | None = None  # the judge validator declaring the metric; None: a check
+    kind: MetricKind | None = None  # the metric's kind; a check has pass/fail and a score
+
+
 class Case(_Frozen):
     """One case file: scenarios that share defaults, services and a workspace."""
 
@@ -112,3 +127,25 @@ class Case(_Frozen):
                 return scenario
         known = ", ".join(s.id for s in self.scenarios)
         raise KeyError(f"{self.path}: no scenario '{scenario_id}' (scenarios: {known})")
+
+    def judge_checks(self) -> dict[str, JudgeCheck]:
+        """Every judge verdict of the case by name (see `judge_checks`)."""
+        return judge_checks(self.scenarios, self.validators)
+
+
+def judge_checks(
+    scenarios: list[Scenario], validators: list[ValidatorSpec]
+) -> dict[str, JudgeCheck]:
+    """The checks that ask the judge (by their invariant or `expect` names), then the
+    metrics of the judge validators."""
+    found: dict[str, JudgeCheck] = {}
+    for scenario in scenarios:
+        items: list[Invariant | Assertion] = [*scenario.invariants, *scenario.expect]
+        for item in items:
+            if item.check.check_type.needs_judge:
+                found.setdefault(item.name, JudgeCheck(item.name))
+    for validator in validators:
+        if validator.mode == "judge":
+            for metric in validator.metrics:
+                found.setdefault(metric, JudgeCheck(metric, validator.name, validator.kind(metric)))
+    return found

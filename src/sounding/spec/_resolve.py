@@ -39,6 +39,7 @@ from sounding.spec._models import (
     Scoring,
     Simulation,
     Workspace,
+    judge_checks,
 )
 from sounding.spec._raw import RawBlock, RawCase, RawScenario, RawWorkspace
 from sounding.spec._validators import declared_metrics, resolve_validators
@@ -143,6 +144,7 @@ class _CaseResolver:
             self._scenario(item, i, case, workspace) for i, item in enumerate(raw.scenarios)
         ]
         self._check_in_suite(scenarios)
+        self._check_ties(scenarios)
         if self.problems:
             raise SpecError(self.problems)
         return Case(
@@ -168,6 +170,28 @@ class _CaseResolver:
                 check = checks[spec.type]
                 if check is not None:
                     self._held(check, spec, scenario.id)
+
+    def _check_ties(self, scenarios: list[Scenario]) -> None:
+        """A form metric's `checks:` names a judge verdict of this case, of its own kind."""
+        judges = judge_checks(scenarios, self.validators)
+        for index, validator in enumerate(self.validators):
+            for metric, name in validator.checks.items():
+                key: KeyPath = ("validators", index, "checks", metric)
+                judge = judges.get(name)
+                kind = validator.kind(metric)
+                if judge is None:
+                    message = (
+                        f"'{name}' is no judge check of this case: name an invariant or "
+                        "`expect` entry that asks the judge (llm_as_judge), or a metric of a "
+                        "judge validator"
+                    )
+                    self._add(key, message, allowed=list(judges), typo=name)
+                elif judge.kind is not None and judge.kind != kind:
+                    message = (
+                        f"'{metric}' is {kind} but judge metric '{name}' is {judge.kind}: a "
+                        "form metric checks a judge metric of its own kind (`types:`)"
+                    )
+                    self._add(key, message)
 
     def _in_suite(self, spec: CheckSpec, suite_dir: Path) -> Callable[[Any], None] | None:
         """A check type's load-time check in this suite; None when it has none, or when the

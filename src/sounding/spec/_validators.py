@@ -46,7 +46,7 @@ _MODE_KEYS: dict[str, dict[str, str | None]] = {  # each mode's keys; a required
         "model": None,
         "types": None,
     },
-    "form": {"types": None},
+    "form": {"types": None, "checks": None},
 }
 
 
@@ -65,6 +65,7 @@ class RawValidator(BaseModel):
     model: str | None = Field(default=None, min_length=1)
     types: dict[str, MetricKind] | None = None
     lower_is_better: list[str] | None = None
+    checks: dict[str, str] | None = None
 
 
 class ValidatorSpec(BaseModel):
@@ -73,6 +74,8 @@ class ValidatorSpec(BaseModel):
     `command` is the argv as written (a string already split); its first word is a path
     relative to the suite folder, or a program on PATH, and `{suite}` in any word stands for
     the suite folder. `types` gives judge and form metrics their kind (bool by default).
+    `checks` ties a form metric to the judge check (or judge validator metric) people check
+    by filling it: `sounding agreement` compares the two.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -87,6 +90,7 @@ class ValidatorSpec(BaseModel):
     model: str | None = None
     types: dict[str, MetricKind] = Field(default_factory=dict)
     lower_is_better: list[str] = Field(default_factory=list)  # the rest: higher is better
+    checks: dict[str, str] = Field(default_factory=dict)
     line: int | None = None
 
     def kind(self, metric: str) -> MetricKind:
@@ -181,6 +185,19 @@ class _Resolver:
                 message = f"names '{metric}', which `metrics` does not declare"
                 where = (*self.key, "lower_is_better", position)
                 self.add(where, message, allowed=raw.metrics, typo=metric)
+        for metric, judge in (raw.checks or {}).items():
+            self._check_tie(raw, metric, judge)
+
+    def _check_tie(self, raw: RawValidator, metric: str, judge: str) -> None:
+        """A form metric that checks a judge is one it declares, yes/no or a number."""
+        key = (*self.key, "checks", metric)
+        if metric not in raw.metrics:
+            message = f"ties '{metric}' to a judge, but `metrics` does not declare it"
+            self.add(key, message, allowed=raw.metrics, typo=metric)
+        elif (raw.types or {}).get(metric) == "string":
+            self.add(key, f"'{metric}' is text: only a yes/no or number metric checks a judge")
+        if not judge.strip():
+            self.add(key, "is empty: name the judge check (or judge metric) this metric checks")
 
     def _command(self, raw: RawValidator) -> list[str]:
         key = (*self.key, "command")
