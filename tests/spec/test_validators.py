@@ -231,7 +231,7 @@ def test_a_form_metric_checks_a_judge_check_or_a_judge_metric(suite: Path) -> No
         (
             "{mode: script, command: checks/scope.py, metrics: [a], checks: {a: tone}}",
             "validators[1].checks: `checks` is for mode form; a script validator takes mode, "
-            "name, metrics, command, timeout",
+            "name, metrics, lower_is_better, command, timeout",
         ),
     ],
 )
