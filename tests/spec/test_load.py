@@ -379,3 +379,42 @@ def test_a_user_may_end_with_a_simulated_one(load: Load) -> None:
     assert rebook.simulate.knows == {"reservation_id": "ABC123", "seats": 2}
     assert alone.user == [] and alone.simulate is not None
     assert alone.simulate.goal == "Cancel my booking" and alone.simulate.persona == ""
+
+
+def test_a_reference_of_the_case_stands_for_each_scenario_that_names_none(load: Load) -> None:
+    case = load(
+        "audit.yaml",
+        """\
+        reference: {command: "python3 {suite}/solve.py"}
+        broken:
+          - {callable: "wrong:twice"}
+        scenarios:
+          - id: shared
+            user: hi
+          - id: own
+            user: hi
+            reference: {record: records/good.jsonl}
+            broken:
+              - {command: python3 solve.py --hasty}
+        """,
+    )
+    shared, own = case.scenarios
+    assert shared.reference is not None and own.reference is not None
+    assert (str(shared.reference), shared.reference.line) == ("command python3 {suite}/solve.py", 1)
+    assert [str(stand_in) for stand_in in shared.broken] == ["callable wrong:twice"]
+    assert (own.reference.kind, own.reference.target) == ("record", "records/good.jsonl")
+    assert [stand_in.kind for stand_in in own.broken] == ["callable", "command"]
+    assert own.broken[1].line == 11
+
+
+def test_a_reference_record_must_exist_in_the_suite_folder(
+    tmp_path: Path, registry: Registry
+) -> None:
+    path = tmp_path / "cases" / "a.yaml"
+    path.parent.mkdir()
+    path.write_text("scenarios:\n  - {id: a, user: hi, reference: {record: records/good.jsonl}}\n")
+    with pytest.raises(SpecError) as caught:
+        load_case(path, suite_dir=tmp_path, registry=registry)
+    (problem,) = caught.value.problems
+    assert (problem.line, problem.key) == (2, "scenarios[0].reference.record")
+    assert "record 'records/good.jsonl' does not exist" in problem.message

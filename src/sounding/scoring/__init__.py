@@ -1,5 +1,13 @@
 """Scoring: the composite of one trial, verdicts over trials, and comparisons of cells."""
 
+from sounding.scoring._audit import (
+    AUDIT_SCHEMA,
+    Audit,
+    AuditOutcome,
+    Probe,
+    ProbeRole,
+    ScenarioAudit,
+)
 from sounding.scoring._gaps import compare, measure_gap, publishable
 from sounding.scoring._measure import measure_trial, run_check
 from sounding.scoring._scenario import (
@@ -31,12 +39,18 @@ from sounding.scoring._trial import (
 )
 
 __all__ = [
+    "AUDIT_SCHEMA",
+    "Audit",
+    "AuditOutcome",
     "Comparison",
     "Direction",
     "GapState",
     "Interval",
     "Kind",
     "Measured",
+    "Probe",
+    "ProbeRole",
+    "ScenarioAudit",
     "ScenarioResult",
     "ScenarioVerdict",
     "Statistic",

@@ -11,6 +11,7 @@ from sounding.spec._models import (
     Scenario,
     Scoring,
     Simulation,
+    StandIn,
     Workspace,
 )
 from sounding.spec._raw import Aggregation
@@ -27,6 +28,7 @@ __all__ = [
     "Scoring",
     "Simulation",
     "SpecError",
+    "StandIn",
     "ValidatorSpec",
     "Workspace",
     "case_files",
