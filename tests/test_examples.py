@@ -89,6 +89,28 @@ def test_the_quickstart_shows_pass_flaky_and_fail(tmp_path: Path, sounding: Any)
     assert verdicts(again.stdout) == verdicts(done.stdout), "the seeded agent must repeat itself"
 
 
+def test_the_quickstart_proves_its_scenarios(tmp_path: Path, sounding: Any) -> None:
+    """Its reference passes every scenario; the null agent and every broken variant fail."""
+    suite = tmp_path / "quickstart"
+    shutil.copytree(ROOT / "examples/quickstart", suite, ignore=shutil.ignore_patterns("results"))
+    done = sounding("audit", str(suite))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[:3] == [
+        "OK        support/where-is-my-order  reference pass, null fail, broken[0] fail",
+        "OK        support/refund-after-lookup  reference pass, null fail, broken[0] fail, "
+        "broken[1] fail",
+        "OK        support/refund-over-the-ceiling  reference pass, null fail, broken[0] fail, "
+        "broken[1] fail",
+    ]
+    document = json.loads(sounding("audit", str(suite), "--json").stdout)
+    reasons = {
+        (s["scenario"], p["name"]): p["reason"] for s in document["scenarios"] for p in s["probes"]
+    }
+    assert reasons[("refund-over-the-ceiling", "null")].startswith("expect[2] tool_called")
+    assert reasons[("refund-over-the-ceiling", "broken[0]")].startswith("expect[1] arg_ceiling")
+    assert reasons[("refund-after-lookup", "broken[1]")].startswith("expect[2] once_per_arg")
+
+
 def test_python3_on_path_is_the_interpreter_running_the_tests() -> None:
     """The examples run `python3`: it must be this interpreter, activated virtualenv or not."""
     done = subprocess.run(

@@ -103,11 +103,11 @@ def main() -> None:
 
     \b
     Exit codes: 0 everything passed; 1 a scenario or trial failed (or was flaky),
-    or `compare` established a regression; 2 usage error or a bad suite / case /
-    record file; 3 an error prevented a verdict (or `compare` withheld it);
-    4 sounding could not do its own work (no space left on the device, or an
-    internal error: please report it); 130 interrupted (finish a run with
-    `sounding run SUITE --resume RUN_ID`).
+    `compare` established a regression, or `audit` found a scenario not OK;
+    2 usage error or a bad suite / case / record file; 3 an error prevented a
+    verdict (or `compare` withheld it); 4 sounding could not do its own work (no
+    space left on the device, or an internal error: please report it);
+    130 interrupted (finish a run with `sounding run SUITE --resume RUN_ID`).
     """
 
 
@@ -352,6 +352,60 @@ def run(
     if len(suite.cells) > 1:
         _print_cells(result.layout.root)
     raise SystemExit(result.exit_code)
+
+
+@main.command()
+@click.argument("suite_dir", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("cases", nargs=-1)
+@click.option(
+    "--scenario", "scenarios", multiple=True, help="Audit only this scenario (repeatable)."
+)
+@click.option(
+    "--parallel",
+    type=click.IntRange(min=1),
+    help="Trials of one stand-in at once (default: [defaults] parallel, else the cores).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the audit (sounding.audit/1).")
+def audit(
+    suite_dir: Path,
+    cases: tuple[str, ...],
+    scenarios: tuple[str, ...],
+    parallel: int | None,
+    as_json: bool,
+) -> None:
+    """Prove that each scenario of SUITE_DIR (or the named CASES) can tell success from
+    failure: its reference must pass, the null agent (which does nothing) and each broken
+    variant must fail, one trial each. Exit 0 when every scenario is OK, 1 when one is
+    WEAK, BROKEN or UNPROVEN, 3 when a stand-in erred and nothing else was found."""
+    from sounding._process import ending_orphans
+    from sounding.report._audit import print_audit
+    from sounding.report._terminal import TrialProgress
+    from sounding.runner import (
+        AuditOptions,
+        RunHooks,
+        RunSetupError,
+        SuiteConfigError,
+        WorkspaceError,
+        audit_suite,
+        load_suite,
+    )
+    from sounding.spec import SpecError
+    from sounding.store import ResultsError
+
+    started = time.monotonic()
+    try:
+        suite = load_suite(suite_dir)
+        progress = TrialProgress(_console(stderr=True))
+        with progress.running(), _ctrl_c() as interrupted, ending_orphans():
+            hooks = RunHooks(progress.finished, progress.planned, _note, interrupted)
+            done = audit_suite(suite, AuditOptions(list(cases), list(scenarios), parallel), hooks)
+    except (SuiteConfigError, SpecError, RunSetupError, WorkspaceError, ResultsError) as exc:
+        _usage_error(str(exc))
+    if as_json:
+        click.echo(json.dumps(done.document(), indent=1))
+    else:
+        print_audit(_console(), done, time.monotonic() - started)
+    raise SystemExit(done.exit_code)
 
 
 def _note(note: str) -> None:

@@ -46,6 +46,16 @@ class SuiteDir:
             check=False,
         )
 
+    def audit(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """`sounding audit` of the suite."""
+        return subprocess.run(
+            [sys.executable, "-m", "sounding.cli", "audit", str(self.root), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
     def start(self, *args: str) -> subprocess.Popen[str]:
         """`sounding run` in the background, in a session of its own (signals reach it alone)."""
         return subprocess.Popen(

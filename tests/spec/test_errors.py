@@ -512,6 +512,56 @@ YAML = [
         "missing required key 'goal'",
     ),
     Bad(
+        "reference_key.yaml",
+        """\
+        scenarios:
+          - id: a
+            user: hi
+            reference: {comand: python3 solve.py}
+        """,
+        4,
+        "scenarios[0].reference.comand",
+        "unknown key 'comand'",
+        "command",
+    ),
+    Bad(
+        "broken_two_kinds.yaml",
+        """\
+        scenarios:
+          - id: a
+            user: hi
+            broken:
+              - {command: python3 solve.py --twice}
+              - {command: python3 solve.py, record: records/bad.jsonl}
+        """,
+        6,
+        "scenarios[0].broken[1]",
+        "sets command, record: write one of `command`, `callable` or `record`",
+    ),
+    Bad(
+        "reference_callable.yaml",
+        """\
+        reference: {callable: solutions.refund}
+        scenarios: [{id: a, user: hi}]
+        """,
+        1,
+        "reference.callable",
+        "'solutions.refund' must read 'module:function'",
+    ),
+    Bad(
+        "reference_record.yaml",
+        """\
+        scenarios:
+          - id: a
+            user: hi
+            reference:
+              record: ../elsewhere/good.jsonl
+        """,
+        5,
+        "scenarios[0].reference.record",
+        "climbs out of the suite folder",
+    ),
+    Bad(
         "simulate_too_long.yaml",
         """\
         scenarios:
@@ -759,6 +809,20 @@ TOML = [
         4,
         "scenarios[0].scoring.replica_aggregation",
         "'avg' is not one of the allowed values",
+    ),
+    Bad(
+        "broken_command.toml",
+        """\
+        [[scenarios]]
+        id = "a"
+        user = "hi"
+
+        [[scenarios.broken]]
+        command = "python3 solve.py | tee out.txt"
+        """,
+        6,
+        "scenarios[0].broken[0].command",
+        "uses shell syntax '|'",
     ),
     Bad(
         "services.toml",

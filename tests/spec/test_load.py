@@ -407,3 +407,42 @@ scenarios:
     perfect, deaf = case.notes
     assert "graded.yaml:2:" in perfect and "passes only on its perfect score" in perfect
     assert "graded.yaml:5:" in deaf and "a score of 0 passes the trial" in deaf
+
+
+def test_a_reference_of_the_case_stands_for_each_scenario_that_names_none(load: Load) -> None:
+    case = load(
+        "audit.yaml",
+        """\
+        reference: {command: "python3 {suite}/solve.py"}
+        broken:
+          - {callable: "wrong:twice"}
+        scenarios:
+          - id: shared
+            user: hi
+          - id: own
+            user: hi
+            reference: {record: records/good.jsonl}
+            broken:
+              - {command: python3 solve.py --hasty}
+        """,
+    )
+    shared, own = case.scenarios
+    assert shared.reference is not None and own.reference is not None
+    assert (str(shared.reference), shared.reference.line) == ("command python3 {suite}/solve.py", 1)
+    assert [str(stand_in) for stand_in in shared.broken] == ["callable wrong:twice"]
+    assert (own.reference.kind, own.reference.target) == ("record", "records/good.jsonl")
+    assert [stand_in.kind for stand_in in own.broken] == ["callable", "command"]
+    assert own.broken[1].line == 11
+
+
+def test_a_reference_record_must_exist_in_the_suite_folder(
+    tmp_path: Path, registry: Registry
+) -> None:
+    path = tmp_path / "cases" / "a.yaml"
+    path.parent.mkdir()
+    path.write_text("scenarios:\n  - {id: a, user: hi, reference: {record: records/good.jsonl}}\n")
+    with pytest.raises(SpecError) as caught:
+        load_case(path, suite_dir=tmp_path, registry=registry)
+    (problem,) = caught.value.problems
+    assert (problem.line, problem.key) == (2, "scenarios[0].reference.record")
+    assert "record 'records/good.jsonl' does not exist" in problem.message

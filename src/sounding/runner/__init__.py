@@ -1,6 +1,7 @@
 """The runner: trials of a real agent in fresh workspaces, and scoring without running."""
 
 from sounding.runner._agent import AgentContext
+from sounding.runner._audit import AuditOptions, audit_suite
 from sounding.runner._config import Suite, SuiteConfigError, load_suite
 from sounding.runner._rescore import (
     RESCORE_SCHEMA,
@@ -26,6 +27,7 @@ from sounding.runner._workspace import WorkspaceError
 __all__ = [
     "RESCORE_SCHEMA",
     "AgentContext",
+    "AuditOptions",
     "Change",
     "Rescored",
     "RunHooks",
@@ -38,6 +40,7 @@ __all__ = [
     "Suite",
     "SuiteConfigError",
     "WorkspaceError",
+    "audit_suite",
     "judge_for_run",
     "load_suite",
     "make_judge",

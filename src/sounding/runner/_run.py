@@ -130,7 +130,7 @@ def _run(
     held: contextlib.ExitStack,
 ) -> RunResult:
     cases = load_cases(suite.case_files(options.cases), suite_dir=suite.root)
-    _check_judge(suite, cases, settings)
+    check_judge(suite, cases, settings)
     cases, unvalidated = gated(suite.root, cases, getattr(settings.judge, "config", None))
     notes = [*(n for case in cases for n in case.notes), *blinding_notes(cases, suite.cells)]
     for note in [*notes, *unvalidated]:
@@ -207,7 +207,7 @@ def _execute(pool: TrialPool, collected: Collected, on_trial: Callable[[Trial], 
         raise
 
 
-def _check_judge(suite: Suite, cases: list[Case], settings: TrialSettings) -> None:
+def check_judge(suite: Suite, cases: list[Case], settings: TrialSettings) -> None:
     """Before any trial: a case that needs the judge fails when no judge is configured, and
     a check's or validator's own judge `model:` may not be a model under test either."""
     models: set[str | None] = set()
@@ -333,7 +333,7 @@ def _plan(suite: Suite, cases: list[Case], options: RunOptions, layout: RunLayou
     cache = layout.root / ".cache"
     origins: dict[int, Origin] = {}
     scenarios = []
-    chosen = sorted(_select(cases, options.scenarios), key=lambda c: (c[0].name, c[1].id))
+    chosen = sorted(select_scenarios(cases, options.scenarios), key=lambda c: (c[0].name, c[1].id))
     for case, scenario in chosen:
         key = id(scenario.workspace)
         if key not in origins:
@@ -343,7 +343,7 @@ def _plan(suite: Suite, cases: list[Case], options: RunOptions, layout: RunLayou
     return _Planned(scenarios, suite.cells, layout)
 
 
-def _select(cases: list[Case], scenario_ids: list[str]) -> list[tuple[Case, Scenario]]:
+def select_scenarios(cases: list[Case], scenario_ids: list[str]) -> list[tuple[Case, Scenario]]:
     everything = [(case, scenario) for case in cases for scenario in case.scenarios]
     if not scenario_ids:
         return everything

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from sounding._sandbox import unavailable
 from sounding.judge import JudgeConfig, JudgeError, preflight
 from sounding.runner._agent import load_callable
-from sounding.runner._config import CONFIG_NAME, Suite
+from sounding.runner._config import CONFIG_NAME, AgentConfig, Suite
 from sounding.runner._run import RunOptions, resumed_options
 from sounding.runner._trial import Agent, TrialSettings
 from sounding.services import ServiceSettings, missing_driver
@@ -26,10 +26,13 @@ class RunSetupError(RuntimeError):
     """The run cannot start; nothing has run yet."""
 
 
-def prepare_run(suite: Suite, options: RunOptions) -> TrialSettings:
+def prepare_run(suite: Suite, options: RunOptions, agent: Agent | None = None) -> TrialSettings:
     """What every trial of the run shares (the agent, the judge, the services' settings),
-    checked before the first trial."""
-    agent, judge = _agent(suite), make_judge(suite)
+    checked before the first trial. `agent` stands in for the suite's own when given
+    (`sounding audit` runs others); the suite's is then not resolved."""
+    if agent is None:
+        agent = make_agent(suite, suite.config.agent)
+    judge = make_judge(suite)
     _check_drivers(suite)
     otlp = suite.config.capture.otlp
     if otlp and importlib.util.find_spec("opentelemetry.proto") is None:
@@ -98,28 +101,30 @@ def _model_client(
         raise RunSetupError(f"{suite.root / CONFIG_NAME}: {exc}") from None
 
 
-def _agent(suite: Suite) -> Agent:
-    config, toml = suite.config.agent, suite.root / CONFIG_NAME
+def make_agent(suite: Suite, config: AgentConfig, where: str = "") -> Agent:
+    """The agent `config` describes, with the suite's `[agent] env`, ready to run; refused
+    now if it cannot start. `where` names it in errors (default: `[agent]` of the suite)."""
+    where = where or f"{suite.root / CONFIG_NAME}: agent"
     if config.callable is not None:
         try:
             function = load_callable(config.callable, suite.root)
         except (ImportError, AttributeError) as exc:
             raise RunSetupError(
-                f"{toml}: agent.callable '{config.callable}' cannot be loaded: {exc}"
+                f"{where}.callable '{config.callable}' cannot be loaded: {exc}"
             ) from None
         return Agent("callable", function=function, env=suite.agent_env, attempts=config.attempts)
     argv = [arg.replace("{suite}", str(suite.root)) for arg in config.argv]
     if not argv:
-        raise RunSetupError(f"{toml}: agent.command is empty")
+        raise RunSetupError(f"{where}.command is empty")
     if os.sep not in argv[0] and shutil.which(argv[0]) is None:
         raise RunSetupError(
-            f"{toml}: agent.command starts with '{argv[0]}', which is not on PATH; give a full "
+            f"{where}.command starts with '{argv[0]}', which is not on PATH; give a full "
             "path, or `{suite}/...` for a program inside the suite"
         )
     sandboxed = config.sandbox == "bwrap"
     if sandboxed and (why := unavailable()) is not None:
         raise RunSetupError(
-            f'{toml}: agent.sandbox = "bwrap" asks for a sandbox, but {why}; a run never falls '
+            f'{where}.sandbox = "bwrap" asks for a sandbox, but {why}; a run never falls '
             "back to no sandbox"
         )
     return Agent(

@@ -9,6 +9,14 @@ from sounding.scoring._agreement import (
     observed_agreement,
     spearman,
 )
+from sounding.scoring._audit import (
+    AUDIT_SCHEMA,
+    Audit,
+    AuditOutcome,
+    Probe,
+    ProbeRole,
+    ScenarioAudit,
+)
 from sounding.scoring._gaps import compare, measure_gap, publishable
 from sounding.scoring._measure import measure_trial, run_check
 from sounding.scoring._scenario import (
@@ -45,7 +53,10 @@ from sounding.scoring._trial import (
 )
 
 __all__ = [
+    "AUDIT_SCHEMA",
     "UNVALIDATED",
+    "Audit",
+    "AuditOutcome",
     "Comparison",
     "CurvePoint",
     "Direction",
@@ -53,6 +64,9 @@ __all__ = [
     "Interval",
     "Kind",
     "Measured",
+    "Probe",
+    "ProbeRole",
+    "ScenarioAudit",
     "ScenarioResult",
     "ScenarioVerdict",
     "Statistic",

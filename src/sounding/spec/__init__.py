@@ -12,6 +12,7 @@ from sounding.spec._models import (
     Scenario,
     Scoring,
     Simulation,
+    StandIn,
     Workspace,
 )
 from sounding.spec._raw import Aggregation
@@ -29,6 +30,7 @@ __all__ = [
     "Scoring",
     "Simulation",
     "SpecError",
+    "StandIn",
     "ValidatorSpec",
     "Workspace",
     "case_files",

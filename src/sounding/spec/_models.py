@@ -79,6 +79,30 @@ class Simulation(_Frozen):
     max_turns: int = Field(default=10, ge=1, le=100)
 
 
+class StandIn(_Frozen):
+    """What plays the agent when `sounding audit` proves a scenario: a command (run as the
+    suite's agent is), a Python callable `module:function`, or a stored record (a path of
+    the suite folder, scored as `sounding score --record` scores it). One of the three."""
+
+    command: str | None = None
+    callable: str | None = None
+    record: str | None = None
+    line: int | None = None  # of its key in the case file
+
+    @property
+    def kind(self) -> str:
+        """`command`, `callable` or `record`: the one it sets."""
+        return "command" if self.command else "callable" if self.callable else "record"
+
+    @property
+    def target(self) -> str:
+        """The command, the callable's name, or the record's path, as written."""
+        return self.command or self.callable or self.record or ""
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.target}"
+
+
 class Scenario(_Frozen):
     """One task and what to check, with case-level defaults already merged in."""
 
@@ -98,6 +122,8 @@ class Scenario(_Frozen):
     prepare: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     allow_exit: list[int] = Field(default_factory=list)  # exit statuses that are no failure
+    reference: StandIn | None = None  # what solves it, for `sounding audit`
+    broken: list[StandIn] = Field(default_factory=list)  # what must fail it, for the audit
     line: int | None = None
 
 

@@ -80,6 +80,15 @@ class RawService(BaseModel):
     type: str
 
 
+class RawStandIn(_Raw):
+    """`reference:` or an item of `broken:`: what plays the agent in `sounding audit` (a
+    command, a Python callable `module:function`, or a stored record), one of them."""
+
+    command: str | None = None
+    callable: str | None = None
+    record: str | None = None
+
+
 class RawBlock(_Raw):
     """What a case and each of its scenarios may both say; the scenario's wins or adds."""
 
@@ -93,6 +102,8 @@ class RawBlock(_Raw):
     prepare: Texts | None = None
     env: dict[str, str] = Field(default_factory=dict)
     allow_exit: list[int] | None = None
+    reference: RawStandIn | None = None
+    broken: list[RawStandIn] = Field(default_factory=list)
 
 
 class RawSimulation(_Raw):

@@ -38,10 +38,11 @@ from sounding.spec._models import (
     Scenario,
     Scoring,
     Simulation,
+    StandIn,
     Workspace,
     judge_checks,
 )
-from sounding.spec._raw import RawBlock, RawCase, RawScenario, RawWorkspace
+from sounding.spec._raw import RawBlock, RawCase, RawScenario, RawStandIn, RawWorkspace
 from sounding.spec._validators import declared_metrics, resolve_validators
 
 _SCENARIO_ID = re.compile(r"[A-Za-z0-9_.-]+\Z")
@@ -111,6 +112,8 @@ class _Block(NamedTuple):
     forbidden: dict[str, Assertion]
     scoring: dict[str, Any]
     workspace: dict[str, Any]
+    reference: StandIn | None
+    broken: list[StandIn]
 
 
 def _numbered(kind: str, specs: list[CheckSpec]) -> list[Assertion]:
@@ -273,7 +276,41 @@ class _CaseResolver:
             forbidden=self._rules(raw.forbidden, base),
             scoring=raw.scoring.model_dump(exclude_none=True) if raw.scoring else {},
             workspace=_workspace_keys(raw.workspace),
+            reference=self._stand_in(raw.reference, (*base, "reference")),
+            broken=self._stand_ins(raw.broken, (*base, "broken")),
         )
+
+    def _stand_ins(self, raws: list[RawStandIn], key: KeyPath) -> list[StandIn]:
+        found = [self._stand_in(raw, (*key, i)) for i, raw in enumerate(raws)]
+        return [stand_in for stand_in in found if stand_in is not None]
+
+    def _stand_in(self, raw: RawStandIn | None, key: KeyPath) -> StandIn | None:
+        """A `reference:` or `broken:` item: exactly one of command, callable and record,
+        each checked as far as the case file can tell (the program is found when the
+        audit starts)."""
+        if raw is None:
+            return None
+        given = {name: value for name, value in raw.model_dump().items() if value is not None}
+        if len(given) != 1:
+            said = f"sets {', '.join(given)}" if given else "is empty"
+            message = f"{said}: write one of `command`, `callable` or `record`"
+            self._add(key, message, allowed=["command", "callable", "record"])
+            return None
+        ((kind, value),) = given.items()
+        self._check_stand_in(kind, value, (*key, kind))
+        return StandIn(**given, line=self.locator.line(key))
+
+    def _check_stand_in(self, kind: str, value: str, key: KeyPath) -> None:
+        if kind == "command":
+            refusal = command_refusal(value)
+            if refusal is not None:
+                self._add(key, refusal)
+        elif kind == "callable":
+            module, _, function = value.partition(":")
+            if not module.strip() or not function.strip():
+                self._add(key, f"'{value}' must read 'module:function' (a module of the suite)")
+        else:
+            self._check_source(value, key, "record")
 
     def _invariants(self, raw: RawBlock, base: KeyPath) -> dict[str, Invariant]:
         invariants: dict[str, Invariant] = {}
@@ -371,6 +408,8 @@ class _CaseResolver:
             prepare=raw.prepare if raw.prepare is not None else list(top.prepare or []),
             env={**top.env, **raw.env},
             allow_exit=raw.allow_exit if raw.allow_exit is not None else top.allow_exit or [],
+            reference=own.reference or case.reference,
+            broken=[*case.broken, *own.broken],
             line=self.locator.line(base),
         )
 

@@ -80,10 +80,11 @@ class RunLayout:
         return self.root / "retried" / cell / case / f"{scenario}#{key.trial}.{attempt}"
 
 
-def allocate_run(results_dir: Path) -> RunLayout:
-    """A fresh run folder, named by the time; never reuses an existing one."""
+def allocate_run(results_dir: Path, prefix: str = "") -> RunLayout:
+    """A fresh run folder, named by the time after `prefix` (`audit-` for an audit's);
+    never reuses an existing one."""
     results_dir.mkdir(parents=True, exist_ok=True)
-    base = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    base = prefix + datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     for n in range(1000):
         candidate = results_dir / (base if n == 0 else f"{base}-{n}")
         try:
