@@ -10,6 +10,7 @@ from sounding.scoring._scenario import (
     pass_at_k,
     pass_hat_k,
 )
+from sounding.scoring._sequential import Stop, StopRule, decide, lower_bound, trials_needed
 from sounding.scoring._stats import (
     Comparison,
     Direction,
@@ -40,6 +41,8 @@ __all__ = [
     "ScenarioResult",
     "ScenarioVerdict",
     "Statistic",
+    "Stop",
+    "StopRule",
     "Summary",
     "Tally",
     "TrialScore",
@@ -47,7 +50,9 @@ __all__ = [
     "aggregate",
     "compare",
     "composite",
+    "decide",
     "interval",
+    "lower_bound",
     "measure_gap",
     "measure_trial",
     "pass_at_k",
@@ -57,4 +62,5 @@ __all__ = [
     "score_error_kind",
     "score_trial",
     "summarize",
+    "trials_needed",
 ]
