@@ -2,6 +2,7 @@
 
 from sounding.runner._agent import AgentContext
 from sounding.runner._config import Suite, SuiteConfigError, load_suite
+from sounding.runner._plan import RunOptions
 from sounding.runner._rescore import (
     RESCORE_SCHEMA,
     Change,
@@ -14,7 +15,6 @@ from sounding.runner._rescore import (
 from sounding.runner._run import (
     RunHooks,
     RunInterrupted,
-    RunOptions,
     RunResult,
     RunStopped,
     run_suite,
