@@ -24,6 +24,7 @@ from sounding.record import RECORD_FORMATS
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from sounding.scoring import StopRule
     from sounding.spec import Case, Scenario
 
 
@@ -291,6 +292,30 @@ def _rescore(run_dir: Path, *, as_json: bool, rejudge: bool, write: bool) -> Exi
     "a service, the judge, the simulator); default 0.",
 )
 @click.option(
+    "--until-decided",
+    is_flag=True,
+    help="Add trials to a scenario only while its verdict is open: flaky at its first "
+    "differing outcome, else once agreeing trials clear the bound, else at --max-trials "
+    "(docs/runner.md). --trials is then the least a scenario takes.",
+)
+@click.option(
+    "--max-trials",
+    type=click.IntRange(min=2),
+    metavar="N",
+    help="With --until-decided: the most trials a scenario takes in each cell (default 10).",
+)
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    help="With --until-decided: the confidence of the bound (default 0.95).",
+)
+@click.option(
+    "--min-rate",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    help="With --until-decided: agreeing trials stop a scenario once they show, at "
+    "--confidence, that its outcome happens at least this often (default 0.7).",
+)
+@click.option(
     "--llm",
     type=click.Choice(["live", "record", "replay"]),
     help="The agent's model calls: passed on (live), and kept as cassettes (record), or "
@@ -307,6 +332,10 @@ def run(
     llm: str | None,
     max_cost: float | None,
     retry_errors: int,
+    until_decided: bool,
+    max_trials: int | None,
+    confidence: float | None,
+    min_rate: float | None,
 ) -> None:
     """Run every scenario of SUITE_DIR (or the named CASES) several times and give verdicts."""
     from sounding._process import ending_orphans
@@ -326,8 +355,18 @@ def run(
     from sounding.spec import SpecError
     from sounding.store import ResultsError
 
+    rule = _stop_rule(until_decided, trials, max_trials, confidence, min_rate)
     options = RunOptions(
-        list(cases), list(scenarios), trials, parallel, resume, keep, llm, max_cost, retry_errors
+        list(cases),
+        list(scenarios),
+        trials,
+        parallel,
+        resume,
+        keep,
+        llm,
+        max_cost,
+        retry_errors,
+        until_decided=rule,
     )
     started = time.monotonic()
     try:
@@ -406,6 +445,35 @@ def audit(
     else:
         print_audit(_console(), done, time.monotonic() - started)
     raise SystemExit(done.exit_code)
+
+
+def _stop_rule(
+    until_decided: bool,
+    trials: int | None,
+    max_trials: int | None,
+    confidence: float | None,
+    min_rate: float | None,
+) -> StopRule | None:
+    """The rule of `--until-decided`, from its settings (each refused without it)."""
+    from sounding.scoring import StopRule
+
+    given = [value is not None for value in (max_trials, confidence, min_rate)]
+    if not until_decided:
+        if any(given):
+            _usage_error("--max-trials, --confidence and --min-rate go with --until-decided")
+        return None
+    default = StopRule()
+    most = max_trials or default.most
+    if trials is not None and trials > most:
+        _usage_error(
+            f"--trials {trials} is the least trials of --until-decided, over its most "
+            f"(--max-trials {most}): lower it, or raise --max-trials"
+        )
+    return StopRule(
+        most=most,
+        confidence=confidence or default.confidence,
+        rate=min_rate or default.rate,
+    )
 
 
 def _note(note: str) -> None:

@@ -11,7 +11,7 @@ from rich.markup import escape
 from sounding._exit import ExitCode
 from sounding._files import write_text
 from sounding.report._renderers import Renderer, renderers
-from sounding.report._terminal import scenario_line
+from sounding.report._terminal import scenario_line, until_decided
 from sounding.store import Results, ResultsError, load_results
 
 
@@ -63,3 +63,5 @@ def _print_verdicts(console: Console, results: Results) -> None:
     summary = results.finished()
     totals = ", ".join(f"{n} {verdict}" for verdict, n in summary.totals.items())
     console.print(f"\n{summary.outcome}: {totals} — run {escape(results.run_id)}")
+    if summary.until_decided is not None:
+        console.print(escape(until_decided(summary)))

@@ -72,6 +72,29 @@ def passes(line: ScenarioSummary) -> str:
     return f"{line.passed}/{line.passed + line.failed}{errors if line.errors else ''}"
 
 
+_STOPS = {
+    "bound": "by the bound",
+    "differ": "at a differing outcome",
+    "max-trials": "at --max-trials",
+}
+
+
+def until_decided(summary: RunSummary) -> str:
+    """How an adaptive run stopped its scenarios, and its trials against a fixed run's:
+    `until decided (95% sure of a 70% rate, at most 10 trials): 2 by the bound, 1 at a
+    differing outcome; 20 trials, 30 at a fixed 10`."""
+    rule = summary.until_decided or {}
+    stops = Counter(str(line.stopped) for line in summary.scenarios)
+    said = ", ".join(f"{stops[stop]} {words}" for stop, words in _STOPS.items() if stops[stop])
+    taken = sum(line.trials for line in summary.scenarios)
+    most = int(rule.get("most", 0))
+    return (
+        f"until decided ({rule.get('confidence', 0):.0%} sure of a {rule.get('rate', 0):.0%} "
+        f"rate, at most {most} trials): {said}; {counted(taken, 'trial')}, "
+        f"{len(summary.scenarios) * most} at a fixed {most}"
+    )
+
+
 def print_summary(console: Console, summary: RunSummary, artifacts: Path, seconds: float) -> None:
     lines = summary.scenarios
     for line in lines:
@@ -83,6 +106,8 @@ def print_summary(console: Console, summary: RunSummary, artifacts: Path, second
         f"{seconds:.2f}s",
         highlight=False,
     )
+    if summary.until_decided is not None:
+        console.print(until_decided(summary), highlight=False)
     kinds = Counter[str]()
     for line in lines:
         kinds.update(line.error_kinds)

@@ -3,6 +3,7 @@
 from sounding.runner._agent import AgentContext
 from sounding.runner._audit import AuditOptions, audit_suite
 from sounding.runner._config import Suite, SuiteConfigError, load_suite
+from sounding.runner._plan import RunOptions
 from sounding.runner._rescore import (
     RESCORE_SCHEMA,
     Change,
@@ -15,7 +16,6 @@ from sounding.runner._rescore import (
 from sounding.runner._run import (
     RunHooks,
     RunInterrupted,
-    RunOptions,
     RunResult,
     RunStopped,
     run_suite,

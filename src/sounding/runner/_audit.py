@@ -24,9 +24,10 @@ from sounding.record import RecordError
 from sounding.runner._agent import RUNNING, AgentContext
 from sounding.runner._cells import DEFAULT_CELL, Cell
 from sounding.runner._config import Suite
-from sounding.runner._pool import TrialPool
+from sounding.runner._plan import RunOptions, select_scenarios
+from sounding.runner._pool import Listed, TrialPool
 from sounding.runner._rescore import score_record
-from sounding.runner._run import RunHooks, RunOptions, check_judge, select_scenarios
+from sounding.runner._run import RunHooks, check_judge
 from sounding.runner._setup import make_agent, prepare_run
 from sounding.runner._trial import Agent, TrialPlan, TrialSettings
 from sounding.runner._workspace import Origin, keep_origin, resolve_origin
@@ -207,7 +208,8 @@ def _play(
     for group, plans in planned:
         if not plans or group.settings is None:
             continue
-        pool = TrialPool(iter(plans), len(plans), group.settings, parallel, hooks.interrupted)
+        listed = Listed(iter(plans), len(plans))
+        pool = TrialPool(listed, len(plans), group.settings, parallel, hooks.interrupted)
         try:
             for trial in pool.outcomes():
                 hooks.on_trial(trial)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from sounding.runner._agent import RUNNING
 from sounding.runner._trial import (
@@ -85,12 +86,61 @@ class Retries:
         return True
 
 
+class Plans(Protocol):
+    """Where the pool's workers take their trials: a plan fixed up front (`Listed`), or one
+    that grows and shrinks with the outcomes (an adaptive run's `Schedule`)."""
+
+    def take(self) -> TrialPlan | None:
+        """The next trial to start, waiting for outcomes if need be; None when no trial is
+        left to start (or the plans were closed)."""
+        ...
+
+    def finished(self, trial: Trial) -> None:
+        """A trial taken from here ended (after its last try): its outcome, to plan by."""
+        ...
+
+    def close(self) -> None:
+        """No trial starts any more: `take` answers None, at once, in every thread."""
+        ...
+
+    @property
+    def settled(self) -> bool:
+        """Every trial these plans would give has finished."""
+        ...
+
+
+class Listed:
+    """A plan fixed up front: its trials made one at a time, in order, as workers take them."""
+
+    def __init__(self, plans: Iterator[TrialPlan], count: int) -> None:
+        self._plans = plans
+        self._left = count  # trials not yet finished
+        self._lock = threading.Lock()
+
+    def take(self) -> TrialPlan | None:
+        with self._lock:  # one thread at a time advances the plans
+            return next(self._plans, None)
+
+    def finished(self, trial: Trial) -> None:
+        with self._lock:
+            self._left -= 1
+
+    def close(self) -> None:
+        with self._lock:
+            self._plans = iter(())
+
+    @property
+    def settled(self) -> bool:
+        return self._left <= 0
+
+
 class TrialPool:
-    """Runs `plans` on `parallel` daemon threads; `outcomes()` yields them as they finish."""
+    """Runs the trials of `plans` on `parallel` daemon threads (never more threads than
+    `count`, the most trials it may give); `outcomes()` yields them as they finish."""
 
     def __init__(
         self,
-        plans: Iterator[TrialPlan],
+        plans: Plans,
         count: int,
         settings: TrialSettings,
         parallel: int,
@@ -101,9 +151,8 @@ class TrialPool:
         self._interrupted = interrupted  # asked between waits: Ctrl-C, as the caller sees it
         self.max_cost, self.spent = max_cost, 0.0  # US dollars: past it, no trial starts
         self.retries = retries or Retries()
-        self._todo = plans  # made one at a time, as workers take them (`_next`)
-        self.left = count  # trials not yet finished
-        self._taking = threading.Lock()
+        self._plans = plans  # asked for one trial at a time, as workers are free
+        self._spending = threading.Lock()
         self._settings = settings
         self._parallel = max(1, min(parallel, count))
         self._workers = 0  # started and not yet done (an abandoned one no longer counts)
@@ -134,14 +183,12 @@ class TrialPool:
                 if item is None:
                     self._workers -= 1
                 else:
-                    self.left -= 1
                     yield item
             yield from self._end_overruns()
 
     def stop(self, grace: float) -> None:
         """No trial starts any more; wait up to `grace` seconds for the running ones."""
-        with self._taking:
-            self._todo = iter(())
+        self._plans.close()
         until = time.monotonic() + grace
         for thread in self._threads:
             thread.join(max(0.0, until - time.monotonic()))
@@ -154,8 +201,10 @@ class TrialPool:
 
     def _work(self) -> None:
         try:
-            while not RUNNING.stopping.is_set() and (plan := self._next()) is not None:
-                self._finished.put(self._run(plan))
+            while not RUNNING.stopping.is_set() and (plan := self._plans.take()) is not None:
+                trial = self._run(plan)
+                self._plans.finished(trial)
+                self._finished.put(trial)
         except TrialAbandoned:
             return  # given up on: a fresh worker took this one's place
         except TrialInterrupted:
@@ -184,14 +233,10 @@ class TrialPool:
 
     def _spend(self, cost: float) -> None:
         """Count a finished trial's cost; past the budget, no trial starts any more."""
-        with self._taking:
+        with self._spending:
             self.spent += cost
             if self.over_budget:
-                self._todo = iter(())
-
-    def _next(self) -> TrialPlan | None:
-        with self._taking:  # one thread at a time advances the plans
-            return next(self._todo, None)
+                self._plans.close()
 
     def _end_overruns(self) -> Iterator[Trial]:
         now = time.monotonic()
@@ -201,7 +246,7 @@ class TrialPool:
             self._running.discard(watch)
             outcome = overrun_trial(watch.plan, watch.timeout, watch.started)
             write_trial(watch.plan.folder, outcome)
+            self._plans.finished(outcome)
             self._workers -= 1
             self._start_worker()  # the abandoned thread's place
-            self.left -= 1
             yield outcome

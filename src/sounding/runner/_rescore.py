@@ -10,8 +10,9 @@ from typing import Any
 
 from sounding.checks import Evidence, Judge
 from sounding.record import load_record
+from sounding.runner._collected import Collected
 from sounding.runner._config import Suite, load_suite
-from sounding.runner._run import Collected, gated
+from sounding.runner._run import gated
 from sounding.runner._setup import make_judge
 from sounding.runner._workspace import checks_read_workspace
 from sounding.scoring import (

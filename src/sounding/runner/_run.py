@@ -10,39 +10,41 @@ import contextlib
 import os
 import shutil
 from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from sounding._files import sweep_tmp
 from sounding._words import counted
 from sounding.checks import Ref, references
 from sounding.judge import JudgeConfig, JudgeError, preflight
 from sounding.runner._agent import RUNNING
-from sounding.runner._cells import Cell
+from sounding.runner._collected import Collected
 from sounding.runner._config import Suite, SuiteConfigError
-from sounding.runner._pool import Retries, TrialPool
-from sounding.runner._trial import NO_SPACE, TrialPlan, TrialSettings
-from sounding.runner._workspace import Origin, keep_origin, resolve_origin
-from sounding.scoring import Tally, TrialVerdict
-from sounding.spec import Case, Scenario, load_cases
+from sounding.runner._plan import (
+    Planned,
+    RunOptions,
+    finished_before,
+    plan_run,
+    stop_rules,
+    unfinished,
+)
+from sounding.runner._pool import Listed, Plans, Retries, TrialPool
+from sounding.runner._schedule import Schedule
+from sounding.runner._trial import NO_SPACE, TrialSettings
+from sounding.scoring import StopRule
+from sounding.spec import Case, load_cases
 from sounding.store import (
-    Measures,
     RunLayout,
     RunPlan,
     RunSummary,
-    ScenarioSummary,
     Trial,
     TrialKey,
     allocate_run,
     read_plan,
-    read_trial,
     run_lock,
-    trial_exists,
     write_plan,
-    write_summary,
 )
 from sounding.validators import AgreementError, blinding_notes, gate_judges
 
@@ -66,25 +68,6 @@ class RunInterrupted(RunStopped):
 
 
 @dataclass(frozen=True)
-class RunOptions:
-    """What the user selected and overrode on the command line."""
-
-    cases: list[str] = field(default_factory=list)
-    scenarios: list[str] = field(default_factory=list)
-    trials: int | None = None
-    parallel: int | None = None
-    resume: str | None = None
-    keep: bool = False
-    llm: str | None = None  # `--llm live | record | replay`
-    max_cost: float | None = None  # `--max-cost`: US dollars the run may spend
-    retry_errors: int = 0  # `--retry-errors`: trials that may run again after no error of theirs
-
-    def as_dict(self) -> dict[str, Any]:
-        """As run.json keeps them: `--resume` itself is not a choice of the run."""
-        return {key: value for key, value in asdict(self).items() if key != "resume"}
-
-
-@dataclass(frozen=True)
 class RunResult:
     layout: RunLayout
     summary: RunSummary
@@ -101,7 +84,8 @@ class RunHooks:
     whether the user asked it to stop (read between trials' outcomes)."""
 
     on_trial: Callable[[Trial], None] = lambda trial: None
-    on_plan: Callable[[int, int], None] = lambda total, done: None  # planned, already done
+    # planned, already done; an adaptive run says it again after each trial, as its plan moves
+    on_plan: Callable[[int, int], None] = lambda total, done: None
     on_note: Callable[[str], None] = lambda note: None
     interrupted: Callable[[], bool] = lambda: False
 
@@ -137,33 +121,33 @@ def _run(
         hooks.on_note(note)
     layout = resumed[0] if resumed else _new_run(suite, held)
     try:
-        planned = _plan(suite, cases, options, layout)
-        write_plan(layout.root, _run_plan(suite, options, layout, planned, cases))
+        planned = plan_run(suite, cases, options, layout)
+        keys = (p.key for p in planned)
+        write_plan(layout.root, _run_plan(suite, options, layout, keys, cases))
     except BaseException:  # a run stopped before its plan was written leaves no folder
         if resumed is None:
             shutil.rmtree(layout.root, ignore_errors=True)
         raise
-    collected = Collected(cases, layout)
+    rules = stop_rules(planned, options)
+    collected = Collected(cases, layout, options.until_decided, rules)
     try:
-        done = 0
-        for trial in _finished_before(planned) if resumed else ():
-            collected.add(trial)
-            done += 1
-        hooks.on_plan(len(planned), done)
-        pending = _unfinished(planned) if resumed else iter(planned)  # a new run's is empty
+        plans, count = _pending(planned, rules, collected, resumed is not None)
+        total = plans.expected if isinstance(plans, Schedule) else len(planned)
+        hooks.on_plan(total, collected.all)
         # trials at once: `--parallel`, else `[defaults] parallel`, else the cores
         parallel = options.parallel or suite.config.defaults.parallel or os.cpu_count() or 1
-        count = len(planned) - done
         retries = Retries(options.retry_errors, partial(_set_aside, layout))
         pool = TrialPool(
-            pending, count, settings, parallel, hooks.interrupted, options.max_cost, retries
+            plans, count, settings, parallel, hooks.interrupted, options.max_cost, retries
         )
-        _execute(pool, collected, hooks.on_trial)
+        _execute(pool, collected, _progress(hooks, plans, collected))
         if retries.done:
             hooks.on_note(_retried(retries))
-        if pool.over_budget and pool.left > 0:
+        if pool.over_budget and not plans.settled:
             spent = f"the run spent {pool.spent:.4f} USD, over --max-cost {options.max_cost}"
             raise RunInterrupted(collected.ran, layout.root, spent)
+        if isinstance(plans, Schedule):  # run.json: the trials it took, no longer the most
+            write_plan(layout.root, _run_plan(suite, options, layout, plans.taken(), cases))
     except BaseException as stop:
         collected.discard()
         if isinstance(stop, KeyboardInterrupt):
@@ -191,6 +175,46 @@ def _retried(retries: Retries) -> str:
         f"{counted(len(retries.done), 'trial')} ran again after an error that was not the "
         f"agent's ({said}); the tries that erred are kept under retried/"
     )
+
+
+def _pending(
+    planned: Planned,
+    rules: dict[tuple[str, str], StopRule],
+    collected: Collected,
+    resumed: bool,
+) -> tuple[Plans, int]:
+    """What the pool takes its trials from, and the most it may give: the plan's trials in
+    order, or an adaptive run's `Schedule`. A resumed run's finished trials are counted
+    first (and tell the schedule where each scenario stands)."""
+    schedule = _schedule(planned, rules) if rules else None
+    for trial in finished_before(planned) if resumed else ():
+        collected.add(trial)
+        if schedule is not None:
+            schedule.restore(trial)
+    if schedule is not None:
+        return schedule, schedule.most - collected.all
+    pending = unfinished(planned) if resumed else iter(planned)  # a new run's is empty
+    return Listed(pending, len(planned) - collected.all), len(planned) - collected.all
+
+
+def _schedule(planned: Planned, rules: dict[tuple[str, str], StopRule]) -> Schedule:
+    scenarios = [
+        (case, scenario, origin, rules[(case.name, scenario.id)])
+        for case, scenario, origin, _ in planned.scenarios
+    ]
+    return Schedule(scenarios, planned.cells, planned.layout)
+
+
+def _progress(hooks: RunHooks, plans: Plans, collected: Collected) -> Callable[[Trial], None]:
+    """What each finished trial tells the caller: the trial, and an adaptive run's new size."""
+    if not isinstance(plans, Schedule):
+        return hooks.on_trial
+
+    def on_trial(trial: Trial) -> None:
+        hooks.on_trial(trial)
+        hooks.on_plan(plans.expected, collected.all)
+
+    return on_trial
 
 
 def _execute(pool: TrialPool, collected: Collected, on_trial: Callable[[Trial], None]) -> None:
@@ -289,7 +313,12 @@ def resumed_options(suite: Suite, options: RunOptions) -> RunOptions:
     if options.resume is None:
         return options
     root = _resumed_root(suite, options.resume)
-    stored = RunOptions(**read_plan(root).options)
+    stored = RunOptions.stored(read_plan(root).options)
+    if options.until_decided is not None and options.until_decided != stored.until_decided:
+        raise SuiteConfigError(
+            f"run {options.resume} was started {_adaptive_words(stored)}: resume it without "
+            "--until-decided and its settings, or start a new run"
+        )
     if options.llm is not None and options.llm != (stored.llm or suite.config.capture.mode):
         raise SuiteConfigError(
             f"run {options.resume} was started with --llm {stored.llm or 'as [capture] mode'}: "
@@ -299,162 +328,29 @@ def resumed_options(suite: Suite, options: RunOptions) -> RunOptions:
     return replace(stored, parallel=parallel, resume=options.resume)
 
 
+def _adaptive_words(options: RunOptions) -> str:
+    rule = options.until_decided
+    if rule is None:
+        return "without --until-decided"
+    return (
+        f"with --until-decided --max-trials {rule.most} --confidence {rule.confidence} "
+        f"--min-rate {rule.rate}"
+    )
+
+
 def _known_runs(suite: Suite) -> str:
     runs = sorted(p.parent.name for p in suite.results_dir.glob("*/run.json"))
     return ", ".join(runs[-5:]) or "none"
 
 
-@dataclass(frozen=True)
-class _Planned:
-    """The trials of a run, made one at a time in run order, so that a run of many trials
-    keeps none of them in memory: trial n of every scenario in every cell before trial
-    n + 1 of any, scenarios by case and id, cells in their order."""
-
-    scenarios: list[tuple[Case, Scenario, Origin, int]]  # with its number of trials
-    cells: list[Cell]
-    layout: RunLayout
-
-    def __iter__(self) -> Iterator[TrialPlan]:
-        most = max((trials for *_, trials in self.scenarios), default=0)
-        for n in range(1, most + 1):
-            for case, scenario, origin, trials in self.scenarios:
-                if n > trials:
-                    continue
-                for cell in self.cells:
-                    key = TrialKey(cell.name, case.name, scenario.id, n)
-                    yield TrialPlan(key, case, scenario, origin, self.layout.trial_dir(key), cell)
-
-    def __len__(self) -> int:
-        return sum(trials for *_, trials in self.scenarios) * len(self.cells)
-
-
-def _plan(suite: Suite, cases: list[Case], options: RunOptions, layout: RunLayout) -> _Planned:
-    """The run's trials, with each scenario's workspace found (a repository cloned) once."""
-    cache = layout.root / ".cache"
-    origins: dict[int, Origin] = {}
-    scenarios = []
-    chosen = sorted(select_scenarios(cases, options.scenarios), key=lambda c: (c[0].name, c[1].id))
-    for case, scenario in chosen:
-        key = id(scenario.workspace)
-        if key not in origins:
-            origin = resolve_origin(scenario.workspace, suite.root, cache)
-            origins[key] = keep_origin(origin, layout.root, len(origins) + 1)
-        scenarios.append((case, scenario, origins[key], options.trials or scenario.trials))
-    return _Planned(scenarios, suite.cells, layout)
-
-
-def select_scenarios(cases: list[Case], scenario_ids: list[str]) -> list[tuple[Case, Scenario]]:
-    everything = [(case, scenario) for case in cases for scenario in case.scenarios]
-    if not scenario_ids:
-        return everything
-    chosen = [(c, s) for c, s in everything if s.id in scenario_ids]
-    missing = set(scenario_ids) - {s.id for _, s in chosen}
-    if missing:
-        known = ", ".join(sorted({s.id for _, s in everything}))
-        raise SuiteConfigError(f"no scenario {', '.join(sorted(missing))} (scenarios: {known})")
-    return chosen
-
-
-def _unfinished(planned: _Planned) -> Iterator[TrialPlan]:
-    """The trials of a resumed run that left no trial.json; what one left is cleared before
-    it runs again."""
-    for plan in planned:
-        if not trial_exists(plan.folder):
-            if plan.folder.exists():
-                shutil.rmtree(plan.folder)  # an unfinished trial of a killed run starts over
-            yield plan
-
-
-def _finished_before(planned: _Planned) -> Iterator[Trial]:
-    """The trials a resumed run had finished before it was stopped, read back."""
-    for plan in planned:
-        if trial_exists(plan.folder):
-            yield read_trial(plan.folder)
-
-
-@dataclass
-class _Line:
-    """One cell × scenario over the trials finished so far: its tally, its first failure
-    (by trial number) and the time its trials took. With no failure, the first failed
-    unvalidated judge check stands in its place, so the line says what did not count."""
-
-    tally: Tally = field(default_factory=Tally)
-    failure: tuple[int, str] | None = None
-    unvalidated: tuple[int, str] | None = None
-    duration_ms: float = 0.0
-    error_kinds: Counter[str] = field(default_factory=Counter)
-
-    def add(self, trial: Trial) -> None:
-        self.tally.add(trial.verdict, trial.score.composite if trial.score else None)
-        self.duration_ms += trial.duration_ms
-        if trial.error_kind is not None:
-            self.error_kinds[trial.error_kind] += 1
-        if trial.verdict is not TrialVerdict.PASS:
-            self.failure = _first(self.failure, trial.trial, trial.reason)
-        for judge in trial.score.unvalidated[:1] if trial.score else []:
-            self.unvalidated = _first(self.unvalidated, trial.trial, judge.describe())
-
-    @property
-    def first_failure(self) -> str:
-        found = self.failure or self.unvalidated
-        return found[1] if found else ""
-
-
-def _first(known: tuple[int, str] | None, trial: int, said: str) -> tuple[int, str]:
-    """What the lowest-numbered trial said."""
-    return known if known is not None and known[0] <= trial else (trial, said)
-
-
-class Collected:
-    """The run's finished trials as they come: each added to measures.json and counted on
-    its scenario's line, for the summary; nothing more of them is kept."""
-
-    def __init__(self, cases: list[Case], layout: RunLayout) -> None:
-        self._scenarios = {(c.name, s.id): s for c in cases for s in c.scenarios}
-        self._order = {place: i for i, place in enumerate(self._scenarios)}
-        self._lines: dict[tuple[str, str, str], _Line] = {}
-        self._measures = Measures(layout.root, layout.run_id)
-        self._run_id = layout.run_id
-        self.ran = 0  # trials run now (not those a resumed run had finished before)
-
-    def add(self, trial: Trial, *, ran: bool = False) -> None:
-        self._lines.setdefault((trial.cell, trial.case, trial.scenario), _Line()).add(trial)
-        self._measures.add(trial)
-        self.ran += ran
-
-    def close(self) -> RunSummary:
-        """measures.json in place, and summary.json: one line per cell × scenario, in
-        case-file order."""
-        self._measures.close()
-        keys = sorted(self._lines, key=lambda k: (k[0], self._order.get(k[1:], 0)))
-        summary = RunSummary(run_id=self._run_id, scenarios=[self._summary(k) for k in keys])
-        write_summary(self._measures.root, summary)
-        return summary
-
-    def discard(self) -> None:
-        self._measures.discard()
-
-    def _summary(self, key: tuple[str, str, str]) -> ScenarioSummary:
-        cell, case, scenario_id = key
-        scoring = self._scenarios[(case, scenario_id)].scoring
-        line = self._lines[key]
-        result = line.tally.result(
-            aggregation=scoring.replica_aggregation, threshold=scoring.pass_threshold, k=scoring.k
-        )
-        return ScenarioSummary(
-            **result.model_dump(),
-            cell=cell,
-            case=case,
-            scenario=scenario_id,
-            first_failure=line.first_failure,
-            duration_ms=round(line.duration_ms, 3),
-            error_kinds=dict(sorted(line.error_kinds.items())),
-        )
-
-
 def _run_plan(
-    suite: Suite, options: RunOptions, layout: RunLayout, planned: _Planned, cases: list[Case]
+    suite: Suite,
+    options: RunOptions,
+    layout: RunLayout,
+    trials: Iterable[TrialKey],
+    cases: list[Case],
 ) -> RunPlan:
+    """run.json: the run's choices and its trials (an adaptive run's most, until it ends)."""
     lower = {m for case in cases for v in case.validators for m in v.lower_is_better}
     return RunPlan(
         run_id=layout.run_id,
@@ -463,5 +359,5 @@ def _run_plan(
         reference_cell=suite.reference_cell,
         cells={cell.name: cell.delta.model_dump(exclude_defaults=True) for cell in suite.cells},
         lower_is_better=sorted(lower),
-        trials=[plan.key for plan in planned],
+        trials=list(trials),
     )

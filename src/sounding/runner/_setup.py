@@ -11,7 +11,8 @@ from sounding._sandbox import unavailable
 from sounding.judge import JudgeConfig, JudgeError, preflight
 from sounding.runner._agent import load_callable
 from sounding.runner._config import CONFIG_NAME, AgentConfig, Suite
-from sounding.runner._run import RunOptions, resumed_options
+from sounding.runner._plan import RunOptions
+from sounding.runner._run import resumed_options
 from sounding.runner._trial import Agent, TrialSettings
 from sounding.services import ServiceSettings, missing_driver
 

@@ -31,6 +31,7 @@ from sounding.scoring._scenario import (
     pass_hat_curve,
     pass_hat_k,
 )
+from sounding.scoring._sequential import Stop, StopRule, decide, lower_bound, trials_needed
 from sounding.scoring._stats import (
     Comparison,
     Direction,
@@ -70,6 +71,8 @@ __all__ = [
     "ScenarioResult",
     "ScenarioVerdict",
     "Statistic",
+    "Stop",
+    "StopRule",
     "Summary",
     "Tally",
     "TrialScore",
@@ -80,7 +83,9 @@ __all__ = [
     "cohen_kappa",
     "compare",
     "composite",
+    "decide",
     "interval",
+    "lower_bound",
     "mean_absolute_error",
     "mean_curve",
     "measure_gap",
@@ -96,4 +101,5 @@ __all__ = [
     "score_trial",
     "spearman",
     "summarize",
+    "trials_needed",
 ]

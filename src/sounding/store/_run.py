@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from sounding._exit import ExitCode
 from sounding._files import temporary_path, write_text
-from sounding.scoring import CurvePoint, ScenarioResult, ScenarioVerdict, mean_curve
+from sounding.scoring import CurvePoint, ScenarioResult, ScenarioVerdict, Stop, mean_curve
 from sounding.store._documents import ResultsError, read_document, validated
 from sounding.store._layout import (
     NESTED_SCHEMA,
@@ -108,6 +108,7 @@ class ScenarioSummary(ScenarioResult):
     first_failure: str = ""
     duration_ms: float = 0.0
     error_kinds: dict[str, int] = Field(default_factory=dict)  # errors of a known kind
+    stopped: Stop | None = None  # why an adaptive run gave it no more trials (`--until-decided`)
 
     @property
     def label(self) -> str:
@@ -124,6 +125,7 @@ class RunSummary(BaseModel):
     schema_: str = Field(default=SUMMARY_SCHEMA, alias="schema")
     run_id: str
     scenarios: list[ScenarioSummary]
+    until_decided: dict[str, Any] | None = None  # an adaptive run's rule: least, most, ...
 
     @computed_field  # type: ignore[prop-decorator]
     @property
