@@ -186,6 +186,18 @@ class TrialPool:
                     yield item
             yield from self._end_overruns()
 
+    def finished_meanwhile(self) -> list[Trial]:
+        """The trials that finished (and are on disk) but were not yet taken by `outcomes`:
+        once the run stops, they are counted with the others."""
+        found: list[Trial] = []
+        while True:
+            try:
+                item = self._finished.get_nowait()
+            except queue.Empty:
+                return found
+            if isinstance(item, Trial):
+                found.append(item)
+
     def stop(self, grace: float) -> None:
         """No trial starts any more; wait up to `grace` seconds for the running ones."""
         self._plans.close()

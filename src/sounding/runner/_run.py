@@ -228,6 +228,8 @@ def _execute(pool: TrialPool, collected: Collected, on_trial: Callable[[Trial], 
     except BaseException:
         RUNNING.stop_all()
         pool.stop(_STOP_GRACE)
+        for trial in pool.finished_meanwhile():  # kept on disk: said among those finished
+            collected.add(trial, ran=True)
         raise
 
 
