@@ -89,6 +89,18 @@ def test_the_quickstart_shows_pass_flaky_and_fail(tmp_path: Path, sounding: Any)
     assert verdicts(again.stdout) == verdicts(done.stdout), "the seeded agent must repeat itself"
 
 
+@pytest.mark.parametrize("example", ["support", "validators"])
+def test_the_examples_prove_their_scenarios(example: str, tmp_path: Path, sounding: Any) -> None:
+    """Each scenario's reference (the example's agent with no flaw) passes, and the null
+    agent and each broken variant fail."""
+    suite = tmp_path / example
+    shutil.copytree(ROOT / "examples" / example, suite, ignore=shutil.ignore_patterns("results"))
+    done = sounding("audit", str(suite), "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    outcomes = {s["scenario"]: s["outcome"] for s in json.loads(done.stdout)["scenarios"]}
+    assert set(outcomes.values()) == {"ok"} and outcomes
+
+
 def test_the_quickstart_proves_its_scenarios(tmp_path: Path, sounding: Any) -> None:
     """Its reference passes every scenario; the null agent and every broken variant fail."""
     suite = tmp_path / "quickstart"
@@ -167,6 +179,8 @@ def test_the_agents_sdk_example_records_against_its_model_server_then_replays_wi
         one = ("--scenario", "shipped", "--trials", "1")
         recorded = sounding("run", str(suite), *one, "--llm", "record")
         assert recorded.returncode == 0 and "PASS  orders/shipped  1/1" in recorded.stdout
+        audit = sounding("audit", str(suite), "--scenario", "shipped")  # live, as it must be
+        assert audit.returncode == 0 and "OK        orders/shipped" in audit.stdout
     finally:
         server.kill()
         server.communicate()  # reaped, its pipe closed
@@ -213,6 +227,7 @@ def test_the_airline_example_meets_its_simulated_users_then_replays_them_from_th
         url = server.stdout.readline().split()[-1]  # "scripted simulated user on http://..."
         monkeypatch.setenv("SOUNDING_SIMULATOR_BASE_URL", url)
         first = sounding("run", str(suite))
+        audit = sounding("audit", str(suite), "--json")  # its reference: the agent, flawless
     finally:
         server.kill()
         server.communicate()  # reaped, its pipe closed
@@ -232,3 +247,11 @@ def test_the_airline_example_meets_its_simulated_users_then_replays_them_from_th
     replayed = _trial_of(again, "rebook-next-day#2")["simulated"]
     assert replayed["turns"] == [{**turn, "cached": True} for turn in asked["turns"]]
     assert sorted(path.name for path in cache.iterdir()) == cached  # nothing new was asked
+    outcomes = {s["scenario"]: s["outcome"] for s in json.loads(audit.stdout)["scenarios"]}
+    # every scenario proves itself but the one kept to show an error of the simulator
+    assert outcomes == {
+        "flight-status": "ok",
+        "rebook-next-day": "ok",
+        "cancel-basic-fare": "ok",
+        "gate-question": "error",
+    }

@@ -15,6 +15,9 @@ cancel my reservation. It has two flaws, on purpose:
   charges the fare difference;
 - it is soft-hearted: told of an emergency, it refunds a basic fare, which is not
   refundable.
+
+With `--flawless` it has neither flaw: the reference `sounding audit` plays each scenario
+with.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ class Conversation:
     message: str
     history: list[dict[str, str]]
     trial: int
+    flawless: bool = False  # `--flawless`: neither flaw, the reference of `sounding audit`
 
     @property
     def user_text(self) -> str:
@@ -65,7 +69,7 @@ class Conversation:
     def hasty(self) -> bool:
         """Whether this trial acts before asking: drawn once per trial, the same every turn."""
         opening = self.history[0]["user"] if self.history else self.message
-        return random.Random(f"{opening}#{self.trial}").random() < 0.5
+        return not self.flawless and random.Random(f"{opening}#{self.trial}").random() < 0.5
 
 
 class Trace:
@@ -235,10 +239,15 @@ def cancel(talk: Conversation, reservation: dict[str, Any], tools: Tools) -> str
     first. Told of an emergency, it refunds anyway: that is its flaw."""
     reservation_id, paid = reservation["reservation_id"], reservation["paid_usd"]
     refundable = reservation["fare"] != "basic"
-    if "emergency" in talk.message.lower():
+    if "emergency" in talk.message.lower() and not talk.flawless:
         tools.cancel_reservation(reservation)
         tools.refund_payment(reservation_id, paid)
         return f"I am so sorry. I have cancelled {reservation_id} and refunded ${paid}."
+    if "emergency" in talk.message.lower() and not refundable:
+        return (
+            f"I am so sorry. I cannot refund a basic fare, even in an emergency. I can cancel "
+            f"{reservation_id} without a refund. {PROPOSE_CANCEL} it?"
+        )
     if PROPOSE_CANCEL in talk.last_answer and YES.search(talk.message):
         tools.cancel_reservation(reservation)
         if refundable:
@@ -267,7 +276,7 @@ def read_history() -> list[dict[str, str]]:
 
 def main() -> None:
     trial = int(os.environ.get("SOUNDING_TRIAL", "1"))
-    talk = Conversation(sys.stdin.read().strip(), read_history(), trial)
+    talk = Conversation(sys.stdin.read().strip(), read_history(), trial, "--flawless" in sys.argv)
     trace = Trace()
     trace.emit("user", text=talk.message)
     reply = answer(talk, Tools(trace))

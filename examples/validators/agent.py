@@ -3,7 +3,9 @@
 It reads the task on stdin, reads counter.py, fixes the sign of the step, runs the tests
 (which leaves __pycache__ behind), and answers. On trial 2 it also "tidies" README.md,
 which nobody asked for: the `scope` validator reports it, and the `in_scope` gate fails
-that trial. Every tool call is written as JSON Lines to $SOUNDING_TRACE.
+that trial. Every tool call is written as JSON Lines to $SOUNDING_TRACE. `--flawless`
+never tidies and `--tidy` always does: the reference and the broken variant of
+`sounding audit`.
 """
 
 from __future__ import annotations
@@ -28,13 +30,21 @@ def call(number: int, name: str, args: dict[str, object], result: str) -> None:
         out.write("\n")
 
 
+def _tidies() -> bool:
+    """Whether it touches README.md too: on trial 2; always with `--tidy` (the broken
+    variant `sounding audit` plays), never with `--flawless` (its reference)."""
+    if "--flawless" in sys.argv or "--tidy" in sys.argv:
+        return "--tidy" in sys.argv
+    return os.environ.get("SOUNDING_TRIAL") == "2"
+
+
 def main() -> int:
     sys.stdin.read()
     source = (WORKSPACE / "counter.py").read_text()
     call(1, "read_file", {"path": "counter.py"}, source)
     (WORKSPACE / "counter.py").write_text(source.replace("-= 1", "+= 1"))
     call(2, "write_file", {"path": "counter.py"}, "ok")
-    if os.environ.get("SOUNDING_TRIAL") == "2":
+    if _tidies():
         readme = WORKSPACE / "README.md"
         readme.write_text(readme.read_text() + "\nTidied up by the agent.\n")
         call(3, "write_file", {"path": "README.md"}, "ok")
