@@ -321,6 +321,18 @@ def _rescore(run_dir: Path, *, as_json: bool, rejudge: bool, write: bool) -> Exi
     help="The agent's model calls: passed on (live), and kept as cassettes (record), or "
     "answered from the cassettes with no model (replay). Default: [capture] mode.",
 )
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    help="Where the trials run: threads here (local) or Ray tasks (ray; docs/scale.md). "
+    "Default: [executor] kind, else local.",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDRESS",
+    help="With --executor ray: the Ray cluster to run on (default: [executor] address, else "
+    "RAY_ADDRESS, else a Ray instance started for the run).",
+)
 def run(
     suite_dir: Path,
     cases: tuple[str, ...],
@@ -336,6 +348,8 @@ def run(
     max_trials: int | None,
     confidence: float | None,
     min_rate: float | None,
+    executor: str | None,
+    ray_address: str | None,
 ) -> None:
     """Run every scenario of SUITE_DIR (or the named CASES) several times and give verdicts."""
     from sounding._process import ending_orphans
@@ -367,6 +381,8 @@ def run(
         max_cost,
         retry_errors,
         until_decided=rule,
+        executor=executor,
+        ray_address=ray_address,
     )
     started = time.monotonic()
     try:

@@ -1,4 +1,5 @@
-"""The suite: `sounding.toml` (agent, defaults, output, judge, simulator, services) and its
+"""The suite: `sounding.toml` (agent, defaults, output, judge, simulator, services, executor)
+and its
 case files."""
 
 from __future__ import annotations
@@ -91,6 +92,15 @@ class CaptureConfig(_Strict):
         return {"openai": self.openai_upstream, "anthropic": self.anthropic_upstream}
 
 
+class ExecutorConfig(_Strict):
+    """Where the trials run (docs/scale.md): threads of this process (`local`), or Ray tasks
+    (`ray`) on a Ray instance started for the run or at `address`."""
+
+    kind: Literal["local", "ray"] = "local"
+    address: str | None = None  # of a running Ray cluster; else RAY_ADDRESS, else a new one
+    num_cpus: float = Field(default=1, gt=0)  # the CPUs each trial's Ray task declares
+
+
 class SuiteFile(_Strict):
     agent: AgentConfig
     defaults: DefaultsConfig = Field(default_factory=DefaultsConfig)
@@ -101,6 +111,7 @@ class SuiteFile(_Strict):
     simulator: dict[str, Any] | None = None  # the model playing simulated users
     services: dict[str, dict[str, Any]] = Field(default_factory=dict)
     cells: CellsConfig = Field(default_factory=CellsConfig)
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
 
 
 @dataclass(frozen=True)

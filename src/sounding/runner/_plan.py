@@ -19,6 +19,8 @@ from sounding.scoring import StopRule
 from sounding.spec import Aggregation, Case, Scenario
 from sounding.store import RunLayout, Trial, TrialKey, read_trial, trial_exists
 
+_NOT_KEPT = ("resume", "executor", "ray_address")
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -34,10 +36,13 @@ class RunOptions:
     max_cost: float | None = None  # `--max-cost`: US dollars the run may spend
     retry_errors: int = 0  # `--retry-errors`: trials that may run again after no error of theirs
     until_decided: StopRule | None = None  # `--until-decided`: trials while a verdict is open
+    executor: str | None = None  # `--executor local | ray`: over `[executor] kind`
+    ray_address: str | None = None  # `--ray-address`: over `[executor] address`
 
     def as_dict(self) -> dict[str, Any]:
-        """As run.json keeps them: `--resume` itself is not a choice of the run."""
-        return {key: value for key, value in asdict(self).items() if key != "resume"}
+        """As run.json keeps them: neither `--resume` nor where the trials run is a choice of
+        the run (a run started on one executor may finish on another)."""
+        return {key: value for key, value in asdict(self).items() if key not in _NOT_KEPT}
 
     @staticmethod
     def stored(options: dict[str, Any]) -> RunOptions:

@@ -1,4 +1,4 @@
-"""A run: plan the trials, execute them in parallel, aggregate, and keep every artifact.
+"""A run: plan the trials, execute them (on an executor), aggregate, and keep every artifact.
 
 A run holds no more than its plan and, per scenario, what its summary line needs: each
 finished trial is on disk (trial.json), added to measures.json and counted, then let go.
@@ -7,7 +7,6 @@ finished trial is on disk (trial.json), added to measures.json and counted, then
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -22,6 +21,13 @@ from sounding.judge import JudgeConfig, JudgeError, preflight
 from sounding.runner._agent import RUNNING
 from sounding.runner._collected import Collected
 from sounding.runner._config import Suite, SuiteConfigError
+from sounding.runner._executors import (
+    Executor,
+    Work,
+    check_executor,
+    executor_config,
+    start_executor,
+)
 from sounding.runner._plan import (
     Planned,
     RunOptions,
@@ -30,7 +36,7 @@ from sounding.runner._plan import (
     stop_rules,
     unfinished,
 )
-from sounding.runner._pool import Listed, Plans, Retries, TrialPool
+from sounding.runner._pool import Listed, Plans, Retries
 from sounding.runner._schedule import Schedule
 from sounding.runner._trial import NO_SPACE, TrialSettings
 from sounding.scoring import StopRule
@@ -113,6 +119,8 @@ def _run(
     resumed: tuple[RunLayout, RunOptions] | None,
     held: contextlib.ExitStack,
 ) -> RunResult:
+    executor = executor_config(suite, options)
+    check_executor(executor, options, settings)
     cases = load_cases(suite.case_files(options.cases), suite_dir=suite.root)
     check_judge(suite, cases, settings)
     cases, unvalidated = gated(suite.root, cases, getattr(settings.judge, "config", None))
@@ -134,12 +142,11 @@ def _run(
         plans, count = _pending(planned, rules, collected, resumed is not None)
         total = plans.expected if isinstance(plans, Schedule) else len(planned)
         hooks.on_plan(total, collected.all)
-        # trials at once: `--parallel`, else `[defaults] parallel`, else the cores
-        parallel = options.parallel or suite.config.defaults.parallel or os.cpu_count() or 1
+        # trials at once: `--parallel`, else `[defaults] parallel`, else the executor's own
+        parallel = options.parallel or suite.config.defaults.parallel
         retries = Retries(options.retry_errors, partial(_set_aside, layout))
-        pool = TrialPool(
-            plans, count, settings, parallel, hooks.interrupted, options.max_cost, retries
-        )
+        work = Work(plans, count, settings, parallel, hooks.interrupted, options.max_cost, retries)
+        pool = start_executor(executor, work, held)
         _execute(pool, collected, _progress(hooks, plans, collected))
         if retries.done:
             hooks.on_note(_retried(retries))
@@ -217,7 +224,7 @@ def _progress(hooks: RunHooks, plans: Plans, collected: Collected) -> Callable[[
     return on_trial
 
 
-def _execute(pool: TrialPool, collected: Collected, on_trial: Callable[[Trial], None]) -> None:
+def _execute(pool: Executor, collected: Collected, on_trial: Callable[[Trial], None]) -> None:
     """Run the pending trials, each collected as it finishes (it is on disk by then). When
     the run stops early, no new trial starts and running agents are killed, unfinished."""
     RUNNING.stopping.clear()
@@ -311,7 +318,7 @@ def _resumed_root(suite: Suite, run_id: str) -> Path:
 
 def resumed_options(suite: Suite, options: RunOptions) -> RunOptions:
     """The options a run goes on with: for `--resume`, those it was started with (only
-    `--parallel` may change); a new run's own otherwise."""
+    `--parallel` and the executor may change); a new run's own otherwise."""
     if options.resume is None:
         return options
     root = _resumed_root(suite, options.resume)
@@ -327,7 +334,13 @@ def resumed_options(suite: Suite, options: RunOptions) -> RunOptions:
             "resume it without --llm, or start a new run"
         )
     parallel = options.parallel or stored.parallel
-    return replace(stored, parallel=parallel, resume=options.resume)
+    return replace(
+        stored,
+        parallel=parallel,
+        resume=options.resume,
+        executor=options.executor,
+        ray_address=options.ray_address,
+    )
 
 
 def _adaptive_words(options: RunOptions) -> str:

@@ -1,0 +1,204 @@
+"""The `ray` executor: each trial is one Ray task that calls `run_trial` on a Ray worker.
+
+The worker writes the trial's folder in place, with the same atomic writes as a local run,
+so its machine must see the run's results folder and the suite where this process does (one
+machine, or a shared filesystem). This process submits up to `parallel` tasks at once,
+takes each outcome as it finishes, and ends a task still running past its deadline (its
+scenario's timeout for every attempt of the agent, plus `GRACE`) with
+`ray.cancel(force=True)`: that trial is recorded as an error of the harness. Ray is
+imported only when this executor is chosen (`pip install 'sounding[ray]'`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from sounding.runner._config import ExecutorConfig, SuiteConfigError
+from sounding.runner._plan import RunOptions
+from sounding.runner._trial import TrialPlan, TrialSettings, failed_trial, run_trial
+from sounding.store import Trial, write_trial
+
+if TYPE_CHECKING:
+    from sounding.runner._executors import Work
+
+GRACE = 60.0  # seconds past a trial's timeouts before its task is cancelled
+_TICK = 0.05  # seconds this process waits for an outcome between looks at Ctrl-C, deadlines
+_CHOSEN = 'the ray executor (--executor ray, [executor] kind = "ray")'
+
+
+def check(config: ExecutorConfig, options: RunOptions, settings: TrialSettings) -> None:
+    """Refuse, before the run starts, what cannot run as Ray tasks yet."""
+    _ray()
+    why = _refused(options, settings)
+    if why:
+        raise SuiteConfigError(f"{_CHOSEN} cannot run {why} yet; run it with --executor local")
+
+
+def _refused(options: RunOptions, settings: TrialSettings) -> str | None:
+    """What of this run cannot travel to a Ray worker, or be scheduled there, in words."""
+    if options.until_decided is not None:
+        return "--until-decided (its schedule waits on outcomes in this process)"
+    if settings.agent.kind == "callable":
+        return "a callable agent ([agent] callable: a Python function of this process)"
+    if settings.judge is not None or settings.simulator is not None:
+        return "a suite with a [judge] or [simulator] (their clients hold connections)"
+    return None
+
+
+def _ray() -> ModuleType:
+    """The `ray` package, or an error naming the extra to install."""
+    try:
+        import ray
+    except ImportError:
+        raise SuiteConfigError(
+            f"{_CHOSEN} needs Ray, which is not installed: pip install 'sounding[ray]'"
+        ) from None
+    return ray
+
+
+class _Unwatched:
+    """A worker's watch of its trial: a command agent's own timeout stops it there."""
+
+    def agent_started(self, timeout: float) -> None:
+        """Nothing to note: the deadline of the task is kept by the run's process."""
+
+    def agent_returned(self) -> bool:
+        return True
+
+
+def run_on_worker(plan: TrialPlan, settings: TrialSettings) -> Trial:
+    """One trial, run and stored on a Ray worker (the body of each Ray task)."""
+    return run_trial(plan, settings, _Unwatched())
+
+
+def start(config: ExecutorConfig, work: Work, held: contextlib.ExitStack) -> RayExecutor:
+    """Connect to Ray (or start a local instance, shut down with `held`) and get ready."""
+    ray = _ray()
+    if not ray.is_initialized():
+        address = config.address or os.environ.get("RAY_ADDRESS") or "local"
+        local = {"include_dashboard": False} if address == "local" else {}
+        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING, **local)
+        held.callback(ray.shutdown)
+    task = ray.remote(run_on_worker).options(num_cpus=config.num_cpus, max_retries=0)
+    cpus = ray.cluster_resources().get("CPU", 1)
+    parallel = work.parallel or max(1, int(cpus // config.num_cpus))
+    return RayExecutor(ray, task, work, parallel)
+
+
+@dataclass
+class _Task:
+    """A submitted trial: its plan, and when this process gives up on it."""
+
+    plan: TrialPlan
+    started: float = field(default_factory=time.monotonic)
+    deadline: float = 0.0
+
+
+class RayExecutor:
+    """Trials as Ray tasks, up to `parallel` at once; outcomes taken in the calling thread."""
+
+    def __init__(self, ray: ModuleType, task: Any, work: Work, parallel: int) -> None:
+        self.spent = 0.0
+        self._ray, self._task, self._work = ray, task, work
+        self._parallel = parallel
+        self._running: dict[Any, _Task] = {}  # by the task's object ref
+        self._meanwhile: list[Trial] = []
+        self._closed = False
+
+    @property
+    def over_budget(self) -> bool:
+        limit = self._work.max_cost
+        return limit is not None and self.spent > limit
+
+    def outcomes(self) -> Iterator[Trial]:
+        """Each trial as its task finishes; the overrun ones ended here."""
+        self._fill()
+        while self._running:
+            if self._work.interrupted():
+                raise KeyboardInterrupt
+            ready, _ = self._ray.wait(list(self._running), num_returns=1, timeout=_TICK)
+            for ref in ready:
+                task = self._running.pop(ref)
+                yield from self._settled(task.plan, self._result(ref))
+            yield from self._end_overruns()
+            self._fill()
+
+    def stop(self, grace: float) -> None:
+        """No trial starts any more; the trials still running are cancelled at once (their
+        agents die with their workers) and left unfinished, for `--resume`."""
+        self._closed = True
+        self._work.plans.close()
+        refs = list(self._running)
+        ready, rest = self._ray.wait(refs, num_returns=len(refs), timeout=0) if refs else ([], [])
+        for ref in rest:
+            self._ray.cancel(ref, force=True)
+        for ref in ready:
+            with contextlib.suppress(Exception):  # a task that failed finished nothing
+                self._meanwhile.append(self._result(ref))
+        self._running.clear()
+
+    def finished_meanwhile(self) -> list[Trial]:
+        found, self._meanwhile = self._meanwhile, []
+        return found
+
+    def _fill(self) -> None:
+        while not self._closed and len(self._running) < self._parallel:
+            plan = self._work.plans.take()
+            if plan is None:
+                return
+            self._submit(plan)
+
+    def _submit(self, plan: TrialPlan) -> None:
+        ref = self._task.remote(plan, self._work.settings)
+        limit = plan.scenario.timeout * self._work.settings.agent.attempts + GRACE
+        task = _Task(plan)
+        task.deadline = task.started + limit
+        self._running[ref] = task
+
+    def _result(self, ref: Any) -> Trial:
+        """The task's trial; a fault of the harness on the worker stops the run with it."""
+        try:
+            trial: Trial = self._ray.get(ref)
+        except self._ray.exceptions.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            raise (cause if isinstance(cause, BaseException) else exc) from None
+        return trial
+
+    def _settled(self, plan: TrialPlan, trial: Trial) -> Iterator[Trial]:
+        """A finished try: counted, then run again (`--retry-errors`) or given."""
+        self.spent += trial.spent_usd
+        if self.over_budget:
+            self._closed = True
+            self._work.plans.close()
+        if trial.infrastructure_error and self._work.retries.take(trial, plan.folder):
+            self._submit(plan)
+            return
+        self._work.plans.finished(trial)
+        yield trial
+
+    def _end_overruns(self) -> Iterator[Trial]:
+        now = time.monotonic()
+        for ref, task in list(self._running.items()):
+            if task.deadline > now:
+                continue
+            self._ray.cancel(ref, force=True)
+            del self._running[ref]
+            trial = _overrun(task, now)
+            write_trial(task.plan.folder, trial)
+            yield from self._settled(task.plan, trial)
+
+
+def _overrun(task: _Task, now: float) -> Trial:
+    """A task still running past its deadline, cancelled: an error of the harness."""
+    reason = (
+        f"its Ray task was still running {now - task.started:.1f}s after it was submitted, "
+        f"past the scenario's timeout and a grace of {GRACE:.0f}s, and was cancelled"
+    )
+    return failed_trial(task.plan, reason, task.started, kind="harness")
