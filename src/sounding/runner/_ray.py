@@ -139,6 +139,9 @@ class RayExecutor:
         ready, rest = self._ray.wait(refs, num_returns=len(refs), timeout=0) if refs else ([], [])
         for ref in rest:
             self._ray.cancel(ref, force=True)
+        if rest:  # a cancel is only asked for: wait until those workers are gone, so that
+            # none writes into a trial folder a resume has cleared and runs again
+            self._ray.wait(rest, num_returns=len(rest), timeout=grace)
         for ref in ready:
             with contextlib.suppress(Exception):  # a task that failed finished nothing
                 self._meanwhile.append(self._result(ref))
