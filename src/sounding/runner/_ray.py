@@ -140,10 +140,12 @@ class RayExecutor:
         for ref in rest:
             self._ray.cancel(ref, force=True)
         if rest:  # a cancel is only asked for: wait until those workers are gone, so that
-            # none writes into a trial folder a resume has cleared and runs again
-            self._ray.wait(rest, num_returns=len(rest), timeout=grace)
+            # none writes into a trial folder a resume has cleared and runs again; one that
+            # finished before the cancel reached it is counted with the others
+            ended, _ = self._ray.wait(rest, num_returns=len(rest), timeout=grace)
+            ready = [*ready, *ended]
         for ref in ready:
-            with contextlib.suppress(Exception):  # a task that failed finished nothing
+            with contextlib.suppress(Exception):  # a task cancelled or failed finished nothing
                 self._meanwhile.append(self._result(ref))
         self._running.clear()
 
