@@ -203,13 +203,13 @@ def _run(
     ):
         env = {**services.env, **(receiver.env() if receiver else {})}
         env.update(proxy.env() if proxy else {})
-        run, attempts, made, user = _attempts(plan, settings, env, watch)
+        given_env = agent_env(settings, plan)
+        secrets = _secrets(settings, plan.scenario, given_env)
+        run, attempts, made, user = _attempts(plan, settings, env, watch, secrets)
         if not watch.agent_returned():
             raise TrialAbandoned(plan.key.label)
         if RUNNING.stopping.is_set():  # its agent was killed by Ctrl-C: not a result
             raise TrialInterrupted(plan.key.label)
-        given_env = agent_env(settings, plan)
-        secrets = _secrets(settings, plan.scenario, given_env)
         _store_agent_output(plan.folder, run, secrets)
         spans = receiver.export() if receiver else None
         if spans is not None:  # kept as they came, redacted with the trace
@@ -364,6 +364,7 @@ def _attempts(
     settings: TrialSettings,
     service_env: dict[str, str],
     watch: AgentWatch,
+    secrets: dict[str, str],
 ) -> tuple[AgentRun, int, tuple[int, int] | None, SimulatedUser | None]:
     """Retry only a trial that produced nothing; a trial that produced a result never re-runs.
     With what the agent made of it: how many attempts, the workspace folder's identity
@@ -379,7 +380,7 @@ def _attempts(
         if made:
             prepare(plan.origin, workspace)
         identity = workspace_identity(workspace) if made else None
-        user = _simulated_user(plan, settings)
+        user = _simulated_user(plan, settings, secrets)
         given = _turn_input(plan, settings, service_env, made, user)
         if settings.agent.kind == "callable":
             watch.agent_started(given.timeout)  # a command agent's own timeout stops it
@@ -412,7 +413,9 @@ def _lazy_workspace(plan: TrialPlan, settings: TrialSettings) -> bool:
     return not looked_into and not checks_read_workspace(scenario)
 
 
-def _simulated_user(plan: TrialPlan, settings: TrialSettings) -> SimulatedUser | None:
+def _simulated_user(
+    plan: TrialPlan, settings: TrialSettings, secrets: dict[str, str]
+) -> SimulatedUser | None:
     """The scenario's simulated user, when it has one: the simulator counting its own spend,
     reading the agent's answers with this trial's secrets as their markers."""
     simulation = plan.scenario.simulate
@@ -423,7 +426,7 @@ def _simulated_user(plan: TrialPlan, settings: TrialSettings) -> SimulatedUser |
         settings.simulator.metered(),
         simulation,
         fixed=fixed,
-        secrets=_secrets(settings, plan.scenario, agent_env(settings, plan)),
+        secrets=secrets,
         lead=f"{prompt}\n\n" if prompt is not None and not fixed else "",
     )
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sounding.scoring import Interval, interval
 from sounding.store._documents import ResultsError
-from sounding.store._layout import TrialKey
+from sounding.store._layout import RunLayout, TrialKey
 from sounding.store._run import RunPlan, RunSummary, ScenarioSummary, read_plan, read_summary
 from sounding.store._trial import SPENDING, Trial, read_trial, trial_exists
 
@@ -61,6 +61,12 @@ class Results:
     def run_id(self) -> str:
         return self.plan.run_id
 
+    @cached_property
+    def _evidence(self) -> RunLayout:
+        """Where the trials' evidence is (for a re-scored run, the run it re-scored): read
+        once, not once per artifact a report shows."""
+        return self.plan.evidence_layout(self.root)
+
     @property
     def planned(self) -> list[TrialKey]:
         return self.plan.trials
@@ -106,7 +112,7 @@ class Results:
     def text(self, trial: Trial, name: str) -> str | None:
         """A text artifact of the trial (`diff.patch`, `stdout.txt`, ...), from the run that
         holds its evidence (for a re-scored run, the run it re-scored); None when absent."""
-        path = self.plan.evidence_layout(self.root).trial_dir(trial.key) / name
+        path = self._evidence.trial_dir(trial.key) / name
         if not path.is_file():
             return None
         return path.read_text(encoding="utf-8", errors="replace")
