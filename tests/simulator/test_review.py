@@ -63,3 +63,10 @@ def test_a_user_done_before_anything_was_said_is_flagged() -> None:
         {"simulation": SIMULATION, "turns": [{"turn": 0, "message": "", "done": True}]}, None
     )
     assert [(f.turn, f.kind) for f in flags] == [(0, "ended_early")]
+
+
+def test_the_simulator_reads_a_huge_answer_cut() -> None:
+    from sounding.simulator import transcript
+
+    read = transcript(["hi"], ["x" * 5_000_000])
+    assert len(read) < 5_000 and "[... 4996000 more characters]" in read

@@ -60,15 +60,26 @@ def instructions(simulation: Simulation) -> str:
     return "\n".join(line for line in lines if line)
 
 
+ANSWER_LIMIT = 4000
+"""How much of each answer of the agent the simulator reads: what an agent prints (megabytes,
+say) must not make the simulator's requests unbounded."""
+
+
 def transcript(said: list[str], answers: list[str]) -> str:
-    """The conversation so far, as the simulator reads it."""
+    """The conversation so far, as the simulator reads it; an answer past `ANSWER_LIMIT`
+    characters is cut, and says so."""
     if not said:
         return "The conversation has not started yet. Write your first message."
     lines = []
     for index, turn in enumerate(said):
         lines.append(f"USER: {turn}")
         if index < len(answers):
-            lines.append(f"ASSISTANT: {answers[index]}")
+            answer = answers[index]
+            if len(answer) > ANSWER_LIMIT:
+                answer = (
+                    f"{answer[:ANSWER_LIMIT]} [... {len(answer) - ANSWER_LIMIT} more characters]"
+                )
+            lines.append(f"ASSISTANT: {answer}")
     return "The conversation so far:\n\n" + "\n\n".join(lines) + "\n\nWhat do you say next?"
 
 
