@@ -8,11 +8,14 @@ from collections import defaultdict
 from itertools import combinations
 from math import comb
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sounding.runner import score_record
 from sounding.scoring import (
     ScenarioResult,
     ScenarioVerdict,
@@ -26,7 +29,7 @@ from sounding.scoring import (
     pass_hat_curve,
     pass_hat_k,
 )
-from sounding.spec import Aggregation
+from sounding.spec import Aggregation, load_case
 
 TAU_REWARDS = Path(__file__).parent.parent / "fixtures" / "tau-bench" / "airline-rewards.jsonl"
 TAU_SHARED = Path("/work/shared/data/tau-bench-gpt-4o-airline.json")
@@ -202,3 +205,29 @@ def test_the_tau_bench_rewards_fixture_matches_the_published_file() -> None:
     rows = [json.loads(line) for line in TAU_REWARDS.read_text(encoding="utf-8").splitlines()]
     kept = [{k: e[k] for k in ("task_id", "trial", "reward")} for e in published]
     assert sorted(kept, key=lambda e: (e["task_id"], e["trial"])) == rows
+
+
+@pytest.mark.skipif(not TAU_SHARED.is_file(), reason="the full tau-bench file is not here")
+def test_the_tau_bench_runs_scored_by_their_reference_actions(tmp_path: Path) -> None:
+    """sounding's own checks on real runs: each task's scenario expects every reference
+    action (`tool_called` with its arguments), each of the 200 conversations is scored as a
+    record, and the curve is pass^1..4 = 0.385, 0.283, 0.25, 0.24."""
+    published = json.loads(TAU_SHARED.read_text(encoding="utf-8"))
+    tasks = {entry["task_id"]: entry["info"]["task"] for entry in published}
+    case = tmp_path / "tau.yaml"
+    case.write_text(yaml.safe_dump({"scenarios": [_reference_scenario(t) for t in tasks.items()]}))
+    scenarios = {scenario.id: scenario for scenario in load_case(case).scenarios}
+    tallies: dict[int, Tally] = defaultdict(Tally)
+    for entry in published:
+        record = tmp_path / f"{entry['task_id']}-{entry['trial']}.json"
+        record.write_text(json.dumps(entry), encoding="utf-8")
+        score = score_record(case, scenarios[f"task-{entry['task_id']}"], record)
+        tallies[entry["task_id"]].add(score.verdict, score.composite)
+    points = mean_curve([tally.result(k=None) for tally in tallies.values()])
+    assert [round(p.pass_hat, 3) for p in points] == [0.385, 0.283, 0.25, 0.24]
+
+
+def _reference_scenario(task: tuple[int, dict[str, Any]]) -> dict[str, Any]:
+    number, found = task
+    expect = [{"tool_called": {"name": a["name"], "args": a["kwargs"]}} for a in found["actions"]]
+    return {"id": f"task-{number}", "user": found["instruction"], "expect": expect}
