@@ -31,6 +31,7 @@ TINY = {
     "probe_hostile.py": ["--trials", "40", "--kills", "2"],
     "bench_proxy.py": ["--calls", "5", "--cassette", "5"],
     "simulate_adaptive.py": ["--scenarios", "200"],
+    "bench_report.py": ["--scenarios", "2", "--trials", "3", "--checks", "4"],
 }
 TARGETS = {
     "bench_score.py": ["time ratio sounding / floor", "sounding peak memory 10 -> 40"],
@@ -41,6 +42,7 @@ TARGETS = {
     "count_many.py": [],  # counts, no targets
     "bench_proxy.py": ["added by the proxy, median", "replayed in"],
     "simulate_adaptive.py": ["rate 1.0 or 0.0 called flaky", "trials adaptive / fixed"],
+    "bench_report.py": ["CPU of the report of 6 trials"],
     "probe_hostile.py": [
         "false passes",
         "trials unaccounted for",

@@ -111,7 +111,9 @@ def test_each_scenario_gives_pass_at_k_and_pass_hat_k_at_every_k(page: str) -> N
     assert '<table class="curve">' not in broken  # nothing judged, no curve
 
 
-def test_every_check_gets_its_rate_with_an_interval(page: str) -> None:
+def test_every_check_gets_its_rate_with_an_interval_folded_under_one_line(page: str) -> None:
+    folded = re.search(r'<details class="metrics"><summary>(\d+) metrics</summary>', page)
+    assert folded, "the metrics table is folded, closed until a reader opens it"
     table = page[page.index('<table class="metrics">') :]
     table = table[: table.index("</table>")]
     assert "expect[0] final_answer_contains: rate" in table

@@ -93,11 +93,28 @@ def test_defaults_are_ten_thousand_draws_at_95_percent_with_the_documented_seed(
 
 
 def test_bounds_are_the_documented_ranks_of_the_sorted_draws() -> None:
-    """Anyone can redraw it: Random(seed), resample, ranks int(0.025·N) and int(0.975·N)."""
+    """Anyone can redraw it: sort, Random(seed), resample, ranks int(0.025·N), int(0.975·N)."""
     rng = random.Random(7)
-    draws = sorted(statistics.fmean(rng.choices(LOW, k=len(LOW))) for _ in range(10_000))
+    ordered = sorted(LOW)
+    draws = sorted(statistics.fmean(rng.choices(ordered, k=len(LOW))) for _ in range(10_000))
     span = interval(LOW, seed=7)
     assert (span.low, span.high) == (draws[250], draws[9750])
+
+
+def test_the_interval_is_of_the_values_not_of_the_order_the_trials_finished_in() -> None:
+    rng = random.Random(3)
+    values = [rng.gauss(10, 3) for _ in range(30)]
+    shuffled = rng.sample(values, k=len(values))
+    assert interval(values) == interval(shuffled) == interval(sorted(values))
+    assert interval(LOW) == interval(LOW[::-1])
+
+
+def test_values_all_alike_give_their_value_as_both_bounds() -> None:
+    """What the bootstrap gives (every resample is the sample), without drawing."""
+    for values, value in (([True] * 9, 1.0), ([False] * 4, 0.0), ([2.5] * 6, 2.5)):
+        span = interval(values, seed=5)
+        assert (span.estimate, span.low, span.high, span.seed) == (value, value, value, 5)
+        assert span.draws == 10_000
 
 
 def test_the_same_seed_gives_the_same_interval_and_the_seed_is_recorded() -> None:

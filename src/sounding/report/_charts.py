@@ -212,7 +212,8 @@ def spent_columns(scenarios: Sequence[ScenarioTrials]) -> list[str]:
 
 def metrics_table(trials: Sequence[Trial]) -> str:
     """The cell's pass rate, median duration, what its trials spent (errored ones too: their
-    calls were paid for) and each check's rate or median, each with its interval."""
+    calls were paid for) and each check's rate or median, each with its interval, folded
+    under one line: a reader opens it when the verdicts above raise a question."""
     scored = [t for t in trials if t.outcome is not None]
     rows = [_rate_row(trials)]
     durations = [t.duration_ms / 1000 for t in scored]
@@ -228,7 +229,8 @@ def metrics_table(trials: Sequence[Trial]) -> str:
             rows.append(_row(f"median {label} per trial", interval(values), form, over))
     rows.extend(_check_rows(scored))
     head = "<tr><th>metric</th><th>estimate</th><th>95% interval</th><th>over</th></tr>"
-    return f'<table class="metrics">{head}{"".join(rows)}</table>'
+    table = f'<table class="metrics">{head}{"".join(rows)}</table>'
+    return f'<details class="metrics"><summary>{len(rows)} metrics</summary>{table}</details>'
 
 
 def _check_rows(scored: Sequence[Trial]) -> list[str]:

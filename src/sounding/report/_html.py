@@ -54,6 +54,7 @@ th{background:var(--soft)}td.num{text-align:right;white-space:nowrap}table.curve
 .dots a.v-pass{background:var(--pass)}.dots a.v-fail{background:var(--fail)}
 .dots a.v-error{background:var(--error)}
 details.trial{border:1px solid var(--line);border-radius:6px;margin:6px 0}
+details.metrics>summary{cursor:pointer;color:var(--dim)}
 details.trial>summary{cursor:pointer;padding:6px 10px;background:var(--soft)}
 details.trial>.body{padding:6px 12px}
 .reason{border-left:4px solid var(--fail);padding:4px 8px;background:#fff5f5}

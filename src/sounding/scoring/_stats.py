@@ -8,6 +8,7 @@ zero out of its interval; otherwise the comparison is inconclusive, whatever the
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import statistics
@@ -235,22 +236,35 @@ def interval(
 ) -> Interval:
     """Percentile bootstrap of the rate (yes/no) or the median (numbers) of one sample.
 
-    A fresh `random.Random(seed)` per call: the same values and seed give the same interval.
+    A fresh `random.Random(seed)` per sample, resampled in sorted order: the interval is a
+    function of the values alone, never of the order the trials finished in, and the same
+    values (a check every trial passed, two checks that agree) are resampled once.
     Use it alone for cost and latency of one cell: an interval, never a verdict.
     """
     check_settings(draws, level)
     summary = summarize(values)
-    data = data_of(summary, values, "the sample")
-    statistic = STATISTICS[summary.statistic]
+    data = tuple(sorted(data_of(summary, values, "the sample")))
+    return _resampled(summary.statistic, data, draws, level, seed)
+
+
+@functools.lru_cache(maxsize=1024)
+def _resampled(
+    kind: Statistic, data: tuple[float, ...], draws: int, level: float, seed: int
+) -> Interval:
+    statistic = STATISTICS[kind]
+    estimate = statistic(data)
+    if data[0] == data[-1]:  # every draw would be the sample itself: the bootstrap's answer
+        return Interval(
+            statistic=kind,
+            estimate=estimate,
+            low=estimate,
+            high=estimate,
+            draws=draws,
+            level=level,
+            seed=seed,
+        )
 
     def draw(rng: random.Random) -> float:
         return statistic(rng.choices(data, k=len(data)))
 
-    return bootstrap(
-        draw,
-        statistic=summary.statistic,
-        estimate=statistic(data),
-        draws=draws,
-        level=level,
-        seed=seed,
-    )
+    return bootstrap(draw, statistic=kind, estimate=estimate, draws=draws, level=level, seed=seed)
