@@ -637,7 +637,7 @@ def view(results_dir: Path, port: int, host: str, no_browser: bool) -> None:
     \b
     RESULTS_DIR is a suite's results folder (default: the current folder), one run's
     folder (opened first), or a suite folder (its results/). Needs `sounding[view]`.
-    Exit 0 when stopped (Ctrl-C), 2 when the folder or the address cannot be served."""
+    Stop it with Ctrl-C (exit 130); exit 2 when the folder or the address cannot be served."""
     try:
         from sounding.view import view_command
     except ImportError as exc:

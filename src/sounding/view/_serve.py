@@ -19,8 +19,9 @@ from sounding.view._index import ViewError
 
 
 def view_command(results_dir: Path, *, host: str, port: int, browser: bool) -> int:
-    """Serve the results folder until Ctrl-C; 0 when stopped, 2 when the folder cannot be
-    served or the address cannot be bound (the message says why and what to do)."""
+    """Serve the results folder until stopped (Ctrl-C leaves as every command interrupted
+    does, 130); 2 when the folder cannot be served or the address cannot be bound (the
+    message says why and what to do)."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         root, first = results_folder(results_dir)
