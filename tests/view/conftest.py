@@ -200,7 +200,9 @@ def viewer(results: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     assert stop_viewer(served) == 130  # interrupted, as every command stopped by Ctrl-C
 
 
-def chromium_or_skip() -> Path:
+@pytest.fixture(scope="module")
+def chromium() -> Path:
+    """Debian's chromium, or a skip saying how to get it (a failure where CI requires it)."""
     chromium = Path("/usr/bin/chromium")
     if not chromium.exists():
         reason = f"{chromium} is absent: apt-get install -y chromium to run the page tests"

@@ -104,6 +104,7 @@ def document(
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{text(title)} · sounding view</title>"
+        '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">'
         '<link rel="stylesheet" href="/static/view.css"></head>'
         f'<body{poll}><header><nav class="crumbs">{trail}</nav></header>'
         f'<main id="main">{body}</main><script src="/static/view.js"></script></body></html>'
