@@ -31,6 +31,7 @@ TINY = {
     "probe_hostile.py": ["--trials", "40", "--kills", "2"],
     "bench_proxy.py": ["--calls", "5", "--cassette", "5"],
     "simulate_adaptive.py": ["--scenarios", "200"],
+    "bench_view.py": ["--trials", "30"],
 }
 TARGETS = {
     "bench_score.py": ["time ratio sounding / floor", "sounding peak memory 10 -> 40"],
@@ -41,6 +42,7 @@ TARGETS = {
     "count_many.py": [],  # counts, no targets
     "bench_proxy.py": ["added by the proxy, median", "replayed in"],
     "simulate_adaptive.py": ["rate 1.0 or 0.0 called flaky", "trials adaptive / fixed"],
+    "bench_view.py": ["run page, first request", "trial page, median"],
     "probe_hostile.py": [
         "false passes",
         "trials unaccounted for",
@@ -139,6 +141,7 @@ def test_peak_memory_is_the_measured_program_s_own(tiny_runs: dict[str, Script])
         ("probe_hostile.py", ["--trials", "0"]),
         ("bench_proxy.py", ["--calls", "0"]),
         ("simulate_adaptive.py", ["--scenarios", "0"]),
+        ("bench_view.py", ["--trials", "0"]),
     ],
 )
 def test_a_size_that_cannot_run_is_refused(name: str, args: list[str]) -> None:

@@ -148,7 +148,7 @@ def _scenario(folder: ResultsFolder, request: Request) -> str:
 
 
 def _trial(folder: ResultsFolder, request: Request) -> str:
-    state = folder.run(request.path_params["run_id"])
+    state = folder.run(request.path_params["run_id"], fresh=False)
     return trial_page(state, TrialKey(*_scenario_key(request), _number(request, "n")))
 
 

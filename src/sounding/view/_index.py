@@ -186,6 +186,7 @@ class _RunCache:
     plan: tuple[Signature, RunPlan] | None = None
     summary: tuple[Signature, RunSummary | None] | None = None
     trials: dict[TrialKey, tuple[Signature, TrialRow | str]] = field(default_factory=dict)
+    state: RunState | None = None  # as last read
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -209,8 +210,10 @@ class ResultsFolder:
         found = [n for n in names if not n.startswith(".") and (self.root / n / _PLAN).is_file()]
         return sorted(found, reverse=True)
 
-    def run(self, run_id: str) -> RunState:
-        """The run named `run_id` as it is now; ViewError when there is none."""
+    def run(self, run_id: str, *, fresh: bool = True) -> RunState:
+        """The run named `run_id` as it is now; ViewError when there is none. Not `fresh`:
+        as it was last read, when it was (a trial's page reads its own trial anew, and
+        needs no look at the thousands of others)."""
         if run_id.startswith(".") or "/" in run_id or run_id not in self.run_ids():
             raise ViewError(
                 f"{self.root} holds no run {run_id!r}: the runs page lists those it holds"
@@ -218,7 +221,9 @@ class ResultsFolder:
         with self._lock:
             cache = self._runs.setdefault(run_id, _RunCache())
         with cache.lock:
-            return _refresh(self.root / run_id, cache)
+            if fresh or cache.state is None:
+                cache.state = _refresh(self.root / run_id, cache)
+            return cache.state
 
     def comparison(
         self,
