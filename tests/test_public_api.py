@@ -276,6 +276,7 @@ PINNED = {
         "read_plan",
         "read_summary",
         "read_trial",
+        "run_in_progress",
         "run_lock",
         "safe_name",
         "scoped",
@@ -287,6 +288,7 @@ PINNED = {
         "write_summary",
         "write_trial",
     ],
+    "sounding.view": ["ViewError", "create_app", "view_command"],
     "sounding.simulator": [
         "TURN_TOOL",
         "Flag",

@@ -612,6 +612,44 @@ def agreement(run_dir: Path, as_json: bool, save: bool) -> None:
     raise SystemExit(agreement_command(run_dir, as_json=as_json, save=save))
 
 
+@main.command()
+@click.argument("results_dir", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8470,
+    show_default=True,
+    help="The port to serve on; 0 picks a free one (the URL is printed).",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="The address to serve on; anything but loopback lets others on the network read the runs.",
+)
+@click.option("--no-browser", is_flag=True, help="Do not open a browser on the viewer.")
+def view(results_dir: Path, port: int, host: str, no_browser: bool) -> None:
+    """Browse the runs of RESULTS_DIR in a local web app, read-only: each run's verdicts
+    (filtered by verdict, case, cell, check), its pass^k curve and pass-rate intervals, a
+    scenario's trials, a trial's conversation, tool calls, checks, diff and output; two runs
+    side by side (/compare/A/B); a run in progress as its trials finish.
+
+    \b
+    RESULTS_DIR is a suite's results folder (default: the current folder), one run's
+    folder (opened first), or a suite folder (its results/). Needs `sounding[view]`.
+    Stop it with Ctrl-C (exit 130); exit 2 when the folder or the address cannot be served."""
+    try:
+        from sounding.view import view_command
+    except ImportError as exc:
+        if exc.name not in ("starlette", "uvicorn"):
+            raise
+        _usage_error(
+            f"`sounding view` needs its web server ({exc.name} is not installed): "
+            "pip install 'sounding[view]'"
+        )
+    raise SystemExit(view_command(results_dir, host=host, port=port, browser=not no_browser))
+
+
 @main.group()
 def form() -> None:
     """Metrics a person fills by hand (`mode: form` validators), on a blind, shuffled form."""

@@ -32,6 +32,7 @@ TINY = {
     "bench_proxy.py": ["--calls", "5", "--cassette", "5"],
     "simulate_adaptive.py": ["--scenarios", "200"],
     "bench_report.py": ["--scenarios", "2", "--trials", "3", "--checks", "4"],
+    "bench_view.py": ["--trials", "30"],
 }
 TARGETS = {
     "bench_score.py": ["time ratio sounding / floor", "sounding peak memory 10 -> 40"],
@@ -43,6 +44,7 @@ TARGETS = {
     "bench_proxy.py": ["added by the proxy, median", "replayed in"],
     "simulate_adaptive.py": ["rate 1.0 or 0.0 called flaky", "trials adaptive / fixed"],
     "bench_report.py": ["CPU of the report of 6 trials"],
+    "bench_view.py": ["run page, first request", "trial page, median"],
     "probe_hostile.py": [
         "false passes",
         "trials unaccounted for",
@@ -141,6 +143,7 @@ def test_peak_memory_is_the_measured_program_s_own(tiny_runs: dict[str, Script])
         ("probe_hostile.py", ["--trials", "0"]),
         ("bench_proxy.py", ["--calls", "0"]),
         ("simulate_adaptive.py", ["--scenarios", "0"]),
+        ("bench_view.py", ["--trials", "0"]),
     ],
 )
 def test_a_size_that_cannot_run_is_refused(name: str, args: list[str]) -> None:

@@ -90,6 +90,45 @@ def _x(fraction: float) -> float:
     return round(_LABEL + fraction * _BAR, 1)
 
 
+RateBar = tuple[str, str, int, int, int, "Interval | None"]
+"""A scenario as `rate_chart` draws it: label, verdict, passed, failed, errored, and the
+interval of its pass rate (None when no trial was judged)."""
+
+
+def rate_chart(bars: Sequence[RateBar]) -> str:
+    """What `cell_chart` draws, from counts and intervals already computed rather than from
+    the trials: one bar per scenario with its interval as a whisker."""
+    width = _LABEL + _BAR + 120
+    height = _TOP + _ROW * len(bars) + 4
+    rows = "".join(_counted_bar(n, bar) for n, bar in enumerate(bars))
+    return (
+        f'<svg class="chart" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">'
+        f"<title>pass rate per scenario, with its 95% bootstrap interval</title>"
+        f"{_axis(height)}{rows}</svg>"
+    )
+
+
+def _counted_bar(row: int, bar: RateBar) -> str:
+    label, verdict, passed, failed, errors, rate = bar
+    y = _TOP + row * _ROW
+    text = (
+        f'<text x="{_LABEL - 8}" y="{y + 16}" text-anchor="end">'
+        f"{escape(clipped(label, _LABEL_CHARS))}</text>"
+        f'<rect x="{_LABEL}" y="{y + 4}" width="{_BAR}" height="{_ROW - 8}" fill="#f6f8fa"/>'
+    )
+    if rate is None:
+        note = f"no judged trial ({errors} errored)"
+        return f"<g><title>{escape(f'{label}: {note}')}</title>{text}{_note(y, note)}</g>"
+    tip = f"{label}: {passed}/{passed + failed} passed, {rate.describe()}"
+    return (
+        f"<g><title>{escape(tip)}</title>{text}"
+        f'<rect x="{_LABEL}" y="{y + 4}" width="{_x(rate.estimate) - _LABEL}" '
+        f'height="{_ROW - 8}" fill="{_COLORS.get(verdict, "#59636e")}" opacity="0.85"/>'
+        f"{_whisker(y, rate)}{_note(y, f'{passed}/{passed + failed}')}</g>"
+    )
+
+
 _PLOT_LEFT, _PLOT_TOP = 48, 36  # room for the y axis labels and title, and a point's label
 _PLOT_WIDTH, _PLOT_HEIGHT = 420, 160
 _LABELLED = 12  # up to this many points, each carries its value; beyond, its tooltip only

@@ -3,7 +3,7 @@
 from sounding.store._documents import ResultsError
 from sounding.store._evidence import stored_evidence, stored_workspace
 from sounding.store._layout import RESULTS_SCHEMA, RunLayout, TrialKey, allocate_run, safe_name
-from sounding.store._lock import run_lock
+from sounding.store._lock import run_in_progress, run_lock
 from sounding.store._results import Results, ScenarioTrials, load_results
 from sounding.store._run import (
     MEASURES_SCHEMA,
@@ -55,6 +55,7 @@ __all__ = [
     "read_plan",
     "read_summary",
     "read_trial",
+    "run_in_progress",
     "run_lock",
     "safe_name",
     "scoped",

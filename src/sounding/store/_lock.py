@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from sounding._files import read_regular
 from sounding.store._documents import ResultsError
 
 LOCK_FILE = ".lock"
@@ -50,3 +51,24 @@ def _held(root: Path, fd: int) -> str:
         f"{root} is being written by another sounding ({holder}): one run folder has one "
         "writer; wait for it to end, or stop it, then run again"
     )
+
+
+def run_in_progress(root: Path) -> bool:
+    """Whether a live process on this machine holds the run folder `root` (read from the
+    holder its lock file names; nothing is locked or written, so a writer is never in the
+    way). False when no run ever locked it, its holder ended, or it runs elsewhere."""
+    found = read_regular(root / LOCK_FILE, 4096)
+    if found is None:
+        return False
+    words = found[0].decode(errors="replace").split()
+    if len(words) < 4 or words[0] != "pid" or not words[1].isdigit() or words[2] != "on":
+        return False
+    if words[3].rstrip(",") != socket.gethostname():
+        return False
+    try:
+        os.kill(int(words[1]), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
