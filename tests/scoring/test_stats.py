@@ -200,6 +200,16 @@ def test_a_planted_improvement_is_established() -> None:
     assert result.describe().endswith("established improvement")
 
 
+def test_two_sides_each_all_alike_differ_by_their_values_without_drawing() -> None:
+    """Every resample of each side is that side itself, paired or not."""
+    for paired in (False, True):
+        result = compare([True] * 6, [False] * 6, paired=paired, seed=9)
+        span = result.interval
+        assert (span.estimate, span.low, span.high, span.seed) == (-1.0, -1.0, -1.0, 9)
+        assert result.direction is Direction.REGRESSION and result.established
+    assert compare([2.0] * 3, [2.0] * 5).state is GapState.INCONCLUSIVE
+
+
 def test_a_planted_drop_is_a_regression() -> None:
     result = compare(HIGH, LOW)
     assert result.state is GapState.ESTABLISHED

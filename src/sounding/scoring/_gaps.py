@@ -27,6 +27,7 @@ from sounding.scoring._stats import (
     check_settings,
     data_of,
     summarize,
+    unmoved,
 )
 
 Keys = tuple[Sequence[Hashable], Sequence[Hashable]]
@@ -159,9 +160,12 @@ def measure_gap(
         cand_data = list(chain.from_iterable(cand_groups))
         draw = _paired(ref_groups, cand_groups, statistic)
     estimate = statistic(cand_data) - statistic(ref_data)
-    span = bootstrap(
-        draw, statistic=left.statistic, estimate=estimate, draws=draws, level=level, seed=seed
-    )
+    if len(set(ref_data)) == 1 and len(set(cand_data)) == 1:
+        span = unmoved(left.statistic, estimate, draws=draws, level=level, seed=seed)
+    else:
+        span = bootstrap(
+            draw, statistic=left.statistic, estimate=estimate, draws=draws, level=level, seed=seed
+        )
     return Comparison(
         reference=names[0],
         candidate=names[1],

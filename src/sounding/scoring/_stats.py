@@ -227,6 +227,20 @@ def bootstrap(
     )
 
 
+def unmoved(kind: Statistic, estimate: float, *, draws: int, level: float, seed: int) -> Interval:
+    """What the bootstrap gives, without drawing, when every value of each sample is alike:
+    every resample is the sample itself, so both bounds are the estimate."""
+    return Interval(
+        statistic=kind,
+        estimate=estimate,
+        low=estimate,
+        high=estimate,
+        draws=draws,
+        level=level,
+        seed=seed,
+    )
+
+
 def interval(
     values: Sequence[object],
     *,
@@ -253,16 +267,8 @@ def _resampled(
 ) -> Interval:
     statistic = STATISTICS[kind]
     estimate = statistic(data)
-    if data[0] == data[-1]:  # every draw would be the sample itself: the bootstrap's answer
-        return Interval(
-            statistic=kind,
-            estimate=estimate,
-            low=estimate,
-            high=estimate,
-            draws=draws,
-            level=level,
-            seed=seed,
-        )
+    if data[0] == data[-1]:
+        return unmoved(kind, estimate, draws=draws, level=level, seed=seed)
 
     def draw(rng: random.Random) -> float:
         return statistic(rng.choices(data, k=len(data)))
