@@ -313,6 +313,7 @@ PINNED = {
         "SuiteConfigError",
         "WorkspaceError",
         "audit_suite",
+        "callable_agent",
         "judge_for_run",
         "load_suite",
         "make_judge",
