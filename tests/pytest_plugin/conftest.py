@@ -45,6 +45,7 @@ scenario, trial = os.environ["SOUNDING_SCENARIO"], int(os.environ["SOUNDING_TRIA
 if scenario == "crashes":
     os.kill(os.getpid(), signal.SIGKILL)
 good = scenario == "passes" or (scenario.startswith("flaky") and trial % 2 == 1)
+good = good and os.environ.get("MODE") != "strict"  # a cell that fails every scenario
 print("done" if good else "nope")
 """
 
