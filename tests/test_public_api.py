@@ -296,6 +296,15 @@ PINNED = {
         "review",
         "transcript",
     ],
+    "sounding.pytest_plugin": [
+        "FlakyScenarioWarning",
+        "Outcome",
+        "PytestOutcome",
+        "ScenarioRunner",
+        "pytest_addoption",
+        "pytest_configure",
+        "sounding_run",
+    ],
     "sounding.runner": [
         "AgentContext",
         "AuditOptions",

@@ -10,13 +10,13 @@ one scenario from a test, against a Python function or the suite's agent, and gi
 
 from sounding.pytest_plugin._fixture import ScenarioRunner, sounding_run
 from sounding.pytest_plugin._hooks import pytest_addoption, pytest_configure
-from sounding.pytest_plugin._outcome import FlakyScenarioWarning, Outcome, TestOutcome
+from sounding.pytest_plugin._outcome import FlakyScenarioWarning, Outcome, PytestOutcome
 
 __all__ = [
     "FlakyScenarioWarning",
     "Outcome",
+    "PytestOutcome",
     "ScenarioRunner",
-    "TestOutcome",
     "pytest_addoption",
     "pytest_configure",
     "sounding_run",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from sounding.pytest_plugin._options import Options
-from sounding.pytest_plugin._outcome import FlakyScenarioWarning, Outcome, TestOutcome
+from sounding.pytest_plugin._outcome import FlakyScenarioWarning, Outcome, PytestOutcome
 from sounding.pytest_plugin._runs import Line, RunFailed, Wanted, run_scenarios, scenarios_of
 
 if TYPE_CHECKING:
@@ -136,15 +136,15 @@ class ScenarioItem(pytest.Item):
         if isinstance(outcome, RunFailed):
             pytest.fail(str(outcome), pytrace=False)
         self.user_properties.append((RUN_PROPERTY, str(outcome.run_dir)))
-        if outcome.test_outcome is TestOutcome.ERROR:
+        if outcome.test_outcome is PytestOutcome.ERROR:
             pytest.fail(outcome.describe(), pytrace=False)
 
     def runtest(self) -> None:
         outcome = self.suite.outcome(self)
         assert isinstance(outcome, Outcome)  # setup has failed otherwise
-        if outcome.test_outcome is TestOutcome.FAILED:
+        if outcome.test_outcome is PytestOutcome.FAILED:
             pytest.fail(outcome.describe(), pytrace=False)
-        if outcome.test_outcome is TestOutcome.WARNED:
+        if outcome.test_outcome is PytestOutcome.WARNED:
             warnings.warn(FlakyScenarioWarning(outcome.describe()), stacklevel=1)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -14,10 +14,8 @@ if TYPE_CHECKING:
     from sounding.store import ScenarioSummary, Trial
 
 
-class TestOutcome(StrEnum):
+class PytestOutcome(StrEnum):
     """What pytest reports for a scenario."""
-
-    __test__ = False  # a name pytest would otherwise try to collect
 
     PASSED = "passed"  # PASS
     WARNED = "warned"  # its gate held without every trial passing (FLAKY, `any`): passed, warned
@@ -80,12 +78,12 @@ class Outcome:
         return self.line.first_failure
 
     @property
-    def test_outcome(self) -> TestOutcome:
+    def test_outcome(self) -> PytestOutcome:
         if self.verdict == "error":
-            return TestOutcome.ERROR
+            return PytestOutcome.ERROR
         if not self.gate:
-            return TestOutcome.FAILED
-        return TestOutcome.PASSED if self.verdict == "pass" else TestOutcome.WARNED
+            return PytestOutcome.FAILED
+        return PytestOutcome.PASSED if self.verdict == "pass" else PytestOutcome.WARNED
 
     @cached_property
     def trials(self) -> list[Trial]:
@@ -140,7 +138,7 @@ class Outcome:
         if k is not None and self.pass_at_k is not None and self.pass_hat_k is not None:
             said += f"; pass@{k} = {self.pass_at_k:.2f}, pass^{k} = {self.pass_hat_k:.2f}"
         aggregation = self.line.aggregation.value
-        if self.test_outcome is TestOutcome.ERROR:
+        if self.test_outcome is PytestOutcome.ERROR:
             return f"{said}; the errors leave the verdict open"
         holds = "holds" if self.gate else "does not hold"
         return f"{said}; its gate (replica_aggregation: {aggregation}) {holds}"
