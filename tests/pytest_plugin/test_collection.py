@@ -86,6 +86,10 @@ def test_the_entry_point_loads_the_plugin_once(
     for extra in ([], ["-p", "sounding.pytest_plugin"]):
         done = suite.pytester.runpytest("--collect-only", "-q", "evals", *extra)
         assert collected(done) == [*ITEMS, "evals/sounding.toml::main::crashes"]
+    off = suite.pytester.runpytest(
+        "--collect-only", "-q", "evals", "-p", "no:sounding.pytest_plugin"
+    )
+    assert collected(off) == []
 
 
 @pytest.mark.parametrize(
