@@ -3,6 +3,7 @@ and asserts on its outcome; the run folder is one every report and `compare` rea
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 pytest_plugins = ["pytester"]
@@ -54,18 +55,27 @@ def test_compare_reads_two_runs(sounding_run):
 
 def test_a_scenario_that_is_not_there(sounding_run):
     sounding_run("evals", "refunds", agent=answer)
+
+
+def test_an_agent_that_is_no_function(sounding_run):
+    sounding_run("evals", "passes", agent="agent:answer")
 """
 
 
 def test_a_test_runs_a_scenario_against_a_function_and_reads_its_outcome(suite: Any) -> None:
     suite.pytester.makepyfile(test_agent=TESTS)
     done = suite.pytest("test_agent.py", "-p", "no:cacheprovider")
-    done.assert_outcomes(passed=4, failed=1)
+    done.assert_outcomes(passed=4, failed=2)
     done.stdout.fnmatch_lines(
         [
             "*_ test_a_scenario_that_is_not_there _*",
             "evals: no scenario 'refunds' (scenarios: main/passes, main/flaky, main/flaky-any, "
             "main/fails, main/crashes)",
+            "*_ test_an_agent_that_is_no_function _*",
+            "the agent 'agent:answer' is not callable: give a function(prompt, context)",
         ]
     )
     assert "Traceback" not in done.stdout.str()
+    # the session ends naming the run folders its tests wrote: 5, by the 4 that passed
+    listed = [line.split()[2] for line in done.outlines if line.startswith("run folder: ")]
+    assert len(listed) == 5 and all(Path(run, "summary.json").is_file() for run in listed)

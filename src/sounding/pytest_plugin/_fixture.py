@@ -12,7 +12,13 @@ import pytest
 
 from sounding.pytest_plugin._options import Options
 from sounding.pytest_plugin._outcome import Outcome
-from sounding.pytest_plugin._runs import RunFailed, Wanted, run_scenarios
+from sounding.pytest_plugin._runs import (
+    NOTE_PROPERTY,
+    RUN_PROPERTY,
+    RunFailed,
+    Wanted,
+    run_scenarios,
+)
 
 if TYPE_CHECKING:
     from sounding.runner import Suite
@@ -22,8 +28,8 @@ if TYPE_CHECKING:
 class ScenarioRunner:
     """What `sounding_run` gives a test: call it to run one scenario, get its `Outcome`."""
 
-    def __init__(self, results: Path, options: Options) -> None:
-        self._results, self._options = results, options
+    def __init__(self, results: Path, options: Options, test: pytest.Item) -> None:
+        self._results, self._options, self._test = results, options, test
 
     def __call__(
         self,
@@ -53,6 +59,8 @@ class ScenarioRunner:
             finished = run_scenarios(suite_dir, wanted)
         except RunFailed as failed:
             _refuse(str(failed))
+        self._test.user_properties.append((RUN_PROPERTY, str(finished.run_dir)))
+        self._test.user_properties.extend((NOTE_PROPERTY, note) for note in finished.notes)
         return _of_cell(finished.outcomes, finished.run_dir, cell, (case.name, scenario_id))
 
 
@@ -130,4 +138,4 @@ def _refuse(message: str) -> NoReturn:
 def sounding_run(request: pytest.FixtureRequest, tmp_path: Path) -> ScenarioRunner:
     """Run one scenario of a suite and get its outcome (docs/pytest.md):
     `outcome = sounding_run("evals/cases/refunds.yaml", "refund-twice", agent=answer)`."""
-    return ScenarioRunner(tmp_path / "results", Options.of(request.config))
+    return ScenarioRunner(tmp_path / "results", Options.of(request.config), request.node)

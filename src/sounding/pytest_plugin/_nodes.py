@@ -19,13 +19,18 @@ import pytest
 
 from sounding.pytest_plugin._options import Options
 from sounding.pytest_plugin._outcome import FlakyScenarioWarning, Outcome, PytestOutcome
-from sounding.pytest_plugin._runs import Line, RunFailed, Wanted, run_scenarios, scenarios_of
+from sounding.pytest_plugin._runs import (
+    NOTE_PROPERTY,
+    RUN_PROPERTY,
+    Line,
+    RunFailed,
+    Wanted,
+    run_scenarios,
+    scenarios_of,
+)
 
 if TYPE_CHECKING:
     from sounding.spec import Case
-
-RUN_PROPERTY = "sounding_run"  # the user property naming an item's run folder
-NOTE_PROPERTY = "sounding_note"  # ... and each note its run gave
 
 
 class SuiteFile(pytest.File):
@@ -72,7 +77,7 @@ class SuiteFile(pytest.File):
                 self._done.update(dict.fromkeys(batch, failed))
                 notes = []
             for line in batch:
-                self._done.setdefault(line, RunFailed(f"{line}: the run gave it no verdict"))
+                self._done.setdefault(line, _no_verdict(self.path.parent, line))
                 self._notes[line] = notes
         return self._done[item.line]
 
@@ -95,6 +100,15 @@ class SuiteFile(pytest.File):
 
     def _wanted(self, lines: list[Line]) -> Wanted:
         return Wanted(scenarios_of(lines), Options.of(self.config))
+
+
+def _no_verdict(suite_dir: Path, line: Line) -> RunFailed:
+    """A scenario the run left out of its summary (never expected: say how to look)."""
+    _, case, scenario = line
+    return RunFailed(
+        f"{case}/{scenario}: the run gave no verdict for it; run it alone to see why: "
+        f"sounding run {suite_dir} {case} --scenario {scenario}"
+    )
 
 
 class CaseNode(pytest.Collector):

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from sounding.runner import RunResult, Suite
 
 Line = tuple[str, str, str]  # cell, case, scenario: one line of a run's summary
+RUN_PROPERTY = "sounding_run"  # the user property naming a test's run folder
+NOTE_PROPERTY = "sounding_note"  # ... and each note its run gave
 
 
 class RunFailed(Exception):
