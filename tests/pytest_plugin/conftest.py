@@ -79,11 +79,12 @@ class PluginSuite:
     def write(self, relative: str, text: str) -> Path:
         return write(self.root, relative, text)
 
-    def pytest(self, *args: str) -> pytest.RunResult:
-        """pytest with the plugin, in this process (its xdist workers in their own). The
-        warning of a FLAKY scenario that holds its gate stays a warning, though these tests
-        run with warnings as errors; the plugin, imported here already, is not rewritten."""
-        return self.pytester.runpytest(*PLUGIN, *QUIET, *args)
+    def pytest(self, *args: str, plugin: bool = True) -> pytest.RunResult:
+        """pytest with the plugin (`-p`, unless `plugin` is false), in this process (its
+        xdist workers in their own). The warning of a FLAKY scenario that holds its gate
+        stays a warning, though these tests run with warnings as errors; the plugin,
+        imported here already, is not rewritten."""
+        return self.pytester.runpytest(*(PLUGIN if plugin else ()), *QUIET, *args)
 
     def runs(self) -> list[Path]:
         """The suite's run folders, oldest first."""

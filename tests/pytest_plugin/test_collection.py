@@ -83,12 +83,10 @@ def test_the_entry_point_loads_the_plugin_once(
     lines = "".join(f"{name} = {target}\n" for name, target in declared.items())
     (installed / "entry_points.txt").write_text(f"[pytest11]\n{lines}")
     monkeypatch.syspath_prepend(installed.parent)  # what pytest reads entry points from
-    for extra in ([], ["-p", "sounding.pytest_plugin"]):
-        done = suite.pytester.runpytest("--collect-only", "-q", "evals", *extra)
+    for plugin in (False, True):  # by the entry point alone, and by `-p` beside it
+        done = suite.pytest("--collect-only", "-q", "evals", plugin=plugin)
         assert collected(done) == [*ITEMS, "evals/sounding.toml::main::crashes"]
-    off = suite.pytester.runpytest(
-        "--collect-only", "-q", "evals", "-p", "no:sounding.pytest_plugin"
-    )
+    off = suite.pytest("--co", "-q", "evals", "-p", "no:sounding.pytest_plugin", plugin=False)
     assert collected(off) == []
 
 
