@@ -298,6 +298,15 @@ PINNED = {
         "review",
         "transcript",
     ],
+    "sounding.pytest_plugin": [
+        "FlakyScenarioWarning",
+        "Outcome",
+        "PytestOutcome",
+        "ScenarioRunner",
+        "pytest_addoption",
+        "pytest_configure",
+        "sounding_run",
+    ],
     "sounding.runner": [
         "AgentContext",
         "AuditOptions",
@@ -315,6 +324,7 @@ PINNED = {
         "SuiteConfigError",
         "WorkspaceError",
         "audit_suite",
+        "callable_agent",
         "judge_for_run",
         "load_suite",
         "make_judge",

@@ -19,7 +19,11 @@ def heavy_loaded(code: str, cwd: Path) -> list[str]:
 
 
 def test_importing_sounding_loads_no_database_driver_or_llm_client(tmp_path: Path) -> None:
-    code = "import sounding, sounding.cli, sounding.checks, sounding.spec, sounding.services"
+    # the pytest plugin too: every pytest session of a project with sounding installed loads it
+    code = (
+        "import sounding, sounding.cli, sounding.checks, sounding.spec, sounding.services, "
+        "sounding.pytest_plugin"
+    )
     assert heavy_loaded(code, tmp_path) == []
 
 

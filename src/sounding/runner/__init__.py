@@ -21,7 +21,7 @@ from sounding.runner._run import (
     run_suite,
 )
 from sounding.runner._scaffold import ScaffoldError, scaffold
-from sounding.runner._setup import RunSetupError, make_judge, prepare_run
+from sounding.runner._setup import RunSetupError, callable_agent, make_judge, prepare_run
 from sounding.runner._workspace import WorkspaceError
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "SuiteConfigError",
     "WorkspaceError",
     "audit_suite",
+    "callable_agent",
     "judge_for_run",
     "load_suite",
     "make_judge",

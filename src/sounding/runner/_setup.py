@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sounding._sandbox import unavailable
@@ -136,6 +137,18 @@ def make_agent(suite: Suite, config: AgentConfig, where: str = "") -> Agent:
         sandbox=sandboxed,
         network=config.network,
     )
+
+
+def callable_agent(suite: Suite, function: Callable[..., Any]) -> Agent:
+    """A Python function as the agent under test, in place of the suite's `[agent]`: called
+    as `function(prompt, context)` once per turn, with the suite's `[agent] env` (the
+    `sounding_run` fixture of the pytest plugin hands its callables over this way)."""
+    if not callable(function):
+        raise RunSetupError(
+            f"the agent {function!r} is not callable: give a function(prompt, context)"
+        )
+    attempts = suite.config.agent.attempts
+    return Agent("callable", function=function, env=suite.agent_env, attempts=attempts)
 
 
 def _check_drivers(suite: Suite) -> None:
