@@ -11,7 +11,6 @@ from sounding.runner._rescore import (
     judge_for_run,
     rescore_run,
     score_record,
-    suite_of,
 )
 from sounding.runner._run import (
     RunHooks,
@@ -23,6 +22,7 @@ from sounding.runner._run import (
 from sounding.runner._scaffold import ScaffoldError, scaffold
 from sounding.runner._setup import RunSetupError, make_judge, prepare_run
 from sounding.runner._workspace import WorkspaceError
+from sounding.spec._guards import suite_of
 
 __all__ = [
     "RESCORE_SCHEMA",

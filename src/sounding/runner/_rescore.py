@@ -25,6 +25,7 @@ from sounding.scoring import (
 )
 from sounding.services import ServiceSettings
 from sounding.spec import Case, Scenario, case_files, load_cases
+from sounding.spec._guards import suite_of
 from sounding.store import (
     RunPlan,
     Trial,
@@ -232,12 +233,6 @@ def score_record(
 def _run_of(folder: Path) -> Path:
     """The run a stored trial's folder belongs to: the nearest folder above with a run.json."""
     return next((p for p in folder.parents if (p / "run.json").is_file()), folder)
-
-
-def suite_of(case_file: Path) -> Path:
-    """The suite a case file belongs to: the folder above `cases/`, or its own folder."""
-    parent = case_file.resolve().parent
-    return parent.parent if parent.name == "cases" else parent
 
 
 def _today(suite: Path) -> tuple[dict[str, str], ServiceSettings]:
