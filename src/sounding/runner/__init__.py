@@ -2,6 +2,7 @@
 
 from sounding.runner._agent import AgentContext
 from sounding.runner._audit import AuditOptions, audit_suite
+from sounding.runner._bulk import BulkOptions, score_records
 from sounding.runner._config import Suite, SuiteConfigError, load_suite
 from sounding.runner._plan import RunOptions
 from sounding.runner._rescore import (
@@ -28,6 +29,7 @@ __all__ = [
     "RESCORE_SCHEMA",
     "AgentContext",
     "AuditOptions",
+    "BulkOptions",
     "Change",
     "Rescored",
     "RunHooks",
@@ -49,5 +51,6 @@ __all__ = [
     "run_suite",
     "scaffold",
     "score_record",
+    "score_records",
     "suite_of",
 ]
