@@ -48,7 +48,7 @@ def mixed(tmp_path: Path) -> tuple[Path, Path]:
         record("refund", "refund", "sorry"),
         record("lookup", "lookup", "on its way"),
         record("lookup", "lookup", "shipped"),
-        record("returns", "refund", "refunded"),
+        record("<b>returns</b>", "refund", "refunded"),
         "{oops",
     ]
     records = tmp_path / "records.jsonl"
@@ -70,7 +70,7 @@ def test_records_are_matched_by_their_field_tallied_and_the_rest_counted(
     statuses = lookup.checks["expect[1] file_exists"].statuses
     assert (statuses["unjudged"], statuses["failed"]) == (2, 0)
     assert lookup.checks["expect[0] tool_called"].rate() == 1.0
-    assert bulk.unmatched_listed == [(f"{records}:6", "scenario 'returns'")]
+    assert bulk.unmatched_listed == [(f"{records}:6", "scenario '<b>returns</b>'")]
     assert bulk.malformed == 1 and bulk.malformed_listed[0].startswith(f"{records}, line 7")
     assert bulk.below() == []
 
@@ -109,7 +109,8 @@ def test_the_command_prints_json_writes_junit_and_html_and_exits_2_on_a_bad_reco
         ("lookup", False),
     ]
     html = page.read_text()
-    assert "records.jsonl:3" in html and "<b>" not in html
+    assert "records.jsonl:3" in html  # the worst offender
+    assert "scenario &#x27;&lt;b&gt;returns&lt;/b&gt;&#x27;" in html and "<b>" not in html
 
 
 def test_the_exit_code_follows_min_pass_rate_on_a_folder_of_records(sounding: Any) -> None:

@@ -22,6 +22,13 @@ from sounding.spec._guards import path_refusal, suite_of
 Render = Callable[[dict[str, Any]], Any]
 _WHOLE = re.compile(r"\A\{\{(?P<expr>(?:(?!\}\}|\{\{|\{%).)*)\}\}\Z", re.DOTALL)
 _KEY = re.compile(r"\Ascenarios\[(\d+)\]")
+_NAME = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_SYNTAX = re.compile(r"\{[{%#]")
+
+
+def _alternating(parts: list[str]) -> Iterator[tuple[bool, str]]:
+    """(is a field name, part) of `_NAME.split`: text, name, text, ..."""
+    return ((index % 2 == 1, part) for index, part in enumerate(parts))
 
 
 def expand_dataset(
@@ -33,7 +40,7 @@ def expand_dataset(
     rest = {k: v for k, v in data.items() if k not in ("dataset", "scenario")}
     written = rest.get("scenarios", [])
     if not isinstance(written, list):
-        return rest, locator, _same  # `scenarios:` itself is refused by the models
+        return rest, locator, same  # `scenarios:` itself is refused by the models
     file, template = _dataset_file(spec, template, locator)
     root = suite_dir if suite_dir is not None else suite_of(path)
     try:
@@ -47,7 +54,8 @@ def expand_dataset(
     return {**rest, "scenarios": [*written, *made]}, Locator(locator.file, lines), place
 
 
-def _same(error: SpecError) -> SpecError:
+def same(error: SpecError) -> SpecError:
+    """A case without a dataset: its problems name no row."""
     return error
 
 
@@ -134,6 +142,9 @@ class _Maker:
         return lambda row: {name(row): item(row) for name, item in pairs}
 
     def _text(self, text: str, key: KeyPath) -> Render:
+        plain = self._plain(text, key)
+        if plain is not None:
+            return plain
         from jinja2 import TemplateSyntaxError, meta
 
         try:
@@ -151,6 +162,23 @@ class _Maker:
             self.problems.append(self.locator.problem(key, message))
             return lambda row: text
         return self._located(template.render, key)
+
+    def _plain(self, text: str, key: KeyPath) -> Render | None:
+        """Text whose placeholders are all bare field names (`{{ order }}`) is filled
+        without Jinja: what Jinja would render (`str` of each value; the value itself for a
+        whole placeholder), at a fraction of its cost per row. None for anything else."""
+        parts = _NAME.split(text)
+        names = parts[1::2]
+        if _SYNTAX.search("".join(parts[::2])) or any(n in self.env.globals for n in names):
+            return None
+        for name in names:
+            self.fields.setdefault(name, key)
+        if parts[0] == parts[-1] == "" and len(names) == 1:
+            (field,) = names
+            return lambda row: row[field]
+        return lambda row: "".join(
+            str(row[part]) if odd else part for odd, part in _alternating(parts)
+        )
 
     def _native(self, expression: Callable[..., Any], key: KeyPath) -> Render:
         """A string that is one placeholder keeps the value's own type."""
