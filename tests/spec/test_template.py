@@ -182,3 +182,19 @@ def test_validate_expands_every_row_and_names_a_bad_one(tmp_path: Path, sounding
     assert done.returncode == 2
     assert "made from rows.jsonl row 2 (line 2)" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("value", ["x", 7, 2.5, None, True, [1, "a"], {"k": 1}])
+def test_bare_names_are_filled_as_jinja_fills_them(tmp_path: Path, value: Any) -> None:
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import SandboxedEnvironment
+
+    plain, jinja = "q {{ v }}-{{v}}", "q {{ v | string }}-{{ v }}"  # without Jinja, and with
+    env = SandboxedEnvironment(undefined=StrictUndefined)
+    expected = [env.from_string(text).render(v=value) for text in (plain, jinja)]
+    template = f'{{id: "q-{{{{ n }}}}", user: ["{plain}", "{jinja}"]}}'
+    case_text = f"dataset: {{path: rows.jsonl}}\nscenario: {template}\n"
+    (tmp_path / "rows.jsonl").write_text(json.dumps({"n": 1, "v": value}) + "\n")
+    (tmp_path / "case.yaml").write_text(case_text)
+    assert load_case(tmp_path / "case.yaml").scenarios[0].user == expected
+    assert expected[0] == expected[1]
