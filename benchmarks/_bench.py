@@ -41,6 +41,7 @@ class Child:
     returncode: int
     stdout: str
     stderr: str
+    cpu_seconds: float = 0.0  # user + system time of the child and what it waited for
 
     def result(self) -> dict[str, Any]:
         """The JSON object a driver printed as its last line of stdout."""
@@ -100,6 +101,7 @@ def run_child(
         int(measured.get("returncode", -1)),
         stdout,
         stderr,
+        float(measured.get("cpu_seconds", 0.0)),
     )
     if not measured:
         raise BenchError(child, "could not be started by the launcher")
@@ -115,7 +117,13 @@ def _launch(result_file: str, argv: list[str]) -> int:
     _pid, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     process.returncode = code = os.waitstatus_to_exitcode(status)
-    measured = {"seconds": seconds, "peak_kb": usage.ru_maxrss, "returncode": code}
+    cpu = usage.ru_utime + usage.ru_stime
+    measured = {
+        "seconds": seconds,
+        "peak_kb": usage.ru_maxrss,
+        "returncode": code,
+        "cpu_seconds": cpu,
+    }
     Path(result_file).write_text(json.dumps(measured), encoding="utf-8")
     return 0
 

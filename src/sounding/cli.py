@@ -24,7 +24,8 @@ from sounding.record import RECORD_FORMATS
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from sounding.scoring import StopRule
+    from sounding.runner import BulkOptions
+    from sounding.scoring import BulkScore, StopRule
     from sounding.spec import Case, Scenario
 
 
@@ -142,8 +143,45 @@ def _case_files(path: Path) -> list[Path]:
     return case_files(path / "cases" if (path / "cases").is_dir() else path)
 
 
-@main.command()
+class _BulkRenderings(click.Command):
+    """`score`: a `--name FILE` option per renderer of records scored in bulk (`--junit`,
+    `--html`), added when the command is first parsed or shown."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        from sounding.report import bulk_renderers
+
+        given = {param.name for param in self.params}
+        for renderer in bulk_renderers:
+            if renderer.name not in given:
+                help = f"With --records: {renderer.help[0].lower()}{renderer.help[1:]}"
+                option = click.Option([f"--{renderer.name}"], type=_OUT, help=help)
+                self.params.append(option)
+        return super().get_params(ctx)
+
+
+@main.command(cls=_BulkRenderings)
 @click.argument("target", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--records",
+    "records_path",
+    type=_FilePath(exists=True, path_type=Path),
+    help="Many records: a folder of them, a JSONL file of one record a line, or an OTLP "
+    "export of many traces; each is matched to a scenario and scored.",
+)
+@click.option(
+    "--match-field",
+    default="scenario",
+    show_default=True,
+    help="With --records: the field naming a record's scenario (its metadata, or the root "
+    "span's or resource's attribute of a trace).",
+)
+@click.option(
+    "--min-pass-rate",
+    type=click.FloatRange(0.0, 1.0),
+    default=1.0,
+    show_default=True,
+    help="With --records: exit 1 when a scenario's pass rate (the point estimate) is below.",
+)
 @click.option(
     "--record",
     "record_path",
@@ -174,6 +212,9 @@ def _case_files(path: Path) -> list[Path]:
 )
 def score(
     target: Path,
+    records_path: Path | None,
+    match_field: str,
+    min_pass_rate: float,
     record_path: Path | None,
     record_format: str | None,
     workspace: Path | None,
@@ -182,11 +223,26 @@ def score(
     trace_id: str | None,
     rejudge: bool,
     write: bool,
+    **outputs: Path | None,
 ) -> None:
-    """Score a record against a case file (TARGET is a case file), or re-score a stored run
-    (TARGET is a results folder) by today's case files without running anything.
+    """Score a record against a case file (TARGET is a case file), many records with
+    --records, or re-score a stored run (TARGET is a results folder) by today's case files
+    without running anything.
 
     The suite's judge (`[judge]` of the sounding.toml above the case file) judges."""
+    if records_path is not None:
+        if record_path is not None or trace_id is not None or workspace is not None or write:
+            _usage_error(
+                "--records scores many records: leave out --record, --trace-id, --workspace "
+                "and --write (each record of an OTLP export is scored, a bare record has no "
+                "workspace)"
+            )
+        from sounding.runner import BulkOptions
+
+        options = BulkOptions(scenario_id, match_field, min_pass_rate, record_format, rejudge)
+        raise SystemExit(_score_many(target, records_path, options, as_json, outputs))
+    if any(outputs.values()):
+        _usage_error("--junit and --html report records scored in bulk: give --records PATH")
     if target.is_dir():
         raise SystemExit(_rescore(target, as_json=as_json, rejudge=rejudge, write=write))
     if write:
@@ -223,6 +279,63 @@ def score(
         print_score(_console(), case, scenario, result)
     codes = {"pass": ExitCode.PASS, "fail": ExitCode.FAIL}
     raise SystemExit(codes.get(result.verdict.value, ExitCode.ERROR))
+
+
+def _score_many(
+    target: Path,
+    records: Path,
+    options: BulkOptions,
+    as_json: bool,
+    outputs: dict[str, Path | None],
+) -> ExitCode:
+    """`score CASE --records PATH`: 2 when a record could not be read or none was scored,
+    else 1 when a scenario's pass rate is under --min-pass-rate, 3 when every record of a
+    scenario was left without a verdict, 0 otherwise."""
+    from sounding.report import bulk_document, bulk_renderers, print_bulk
+    from sounding.runner import RunSetupError, SuiteConfigError, score_records
+    from sounding.spec import SpecError, load_case
+
+    if target.is_dir():
+        _usage_error("--records scores records against a case file: give one as TARGET")
+    try:
+        case = load_case(target)
+        if options.scenario is not None:
+            _pick_scenario(case, options.scenario)
+        bulk = score_records(case, records, options)
+    except (SpecError, SuiteConfigError, RunSetupError) as exc:
+        _usage_error(str(exc))
+    for renderer in bulk_renderers:
+        path = outputs.get(renderer.name)
+        if path is not None:
+            _write_output(path, renderer.render(bulk))
+            _console(stderr=as_json).print(f"wrote {renderer.title}: {_escape(str(path))}")
+    if as_json:
+        click.echo(json.dumps(bulk_document(bulk), indent=1))
+    else:
+        print_bulk(_console(), bulk)
+    return _bulk_code(bulk)
+
+
+def _bulk_code(bulk: BulkScore) -> ExitCode:
+    if bulk.malformed or not bulk.scored:
+        why = "records could not be read" if bulk.malformed else "no record matched a scenario"
+        _console(stderr=True).print(f"[red]error:[/] {why} (listed above): fix them, or match them")
+        return ExitCode.USAGE
+    if bulk.below():
+        return ExitCode.FAIL
+    return ExitCode.ERROR if bulk.undecided() else ExitCode.PASS
+
+
+def _write_output(path: Path, text: str) -> None:
+    from sounding._files import write_text
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text(path, text)
+    except OSError as exc:
+        _usage_error(
+            f"{path}: cannot write it ({exc.strerror or exc}): choose a folder you can write to"
+        )
 
 
 def _pick_scenario(case: Case, scenario_id: str | None) -> Scenario:

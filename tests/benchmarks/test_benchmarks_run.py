@@ -23,6 +23,7 @@ OUTCOME = re.compile(r"  -> target (met|missed)$")
 
 TINY = {
     "bench_score.py": ["--records", "40", "--repeat", "1"],
+    "bench_bulk.py": ["--records", "40", "--small", "10"],
     "bench_harness.py": ["--trials", "3", "--files", "3", "--sleep", "0.01", "--sleep-trials", "2"],
     "bench_many.py": ["--scenarios", "20"],
     "bench_memory.py": ["--scenarios", "10", "--trials", "2"],
@@ -36,6 +37,7 @@ TINY = {
 }
 TARGETS = {
     "bench_score.py": ["time ratio sounding / floor", "sounding peak memory 10 -> 40"],
+    "bench_bulk.py": ["time per 100,000 records", "sounding peak memory 10 -> 40"],
     "bench_harness.py": ["overhead per trial", "ratio --parallel 2 / --parallel 1"],
     "bench_many.py": ["time ratio sounding / floor"],
     "bench_memory.py": ["peak memory, largest run", "flat in the trials (x10)"],
@@ -58,6 +60,7 @@ TARGETS = {
 }
 AGREEMENT = {
     "bench_score.py": "verdicts (both)",
+    "bench_bulk.py": "verdicts (both)",
     "bench_many.py": "scenarios passed (both)",
     "bench_rescore.py": "verdicts (both)",
 }
@@ -135,6 +138,7 @@ def test_peak_memory_is_the_measured_program_s_own(tiny_runs: dict[str, Script])
     ("name", "args"),
     [
         ("bench_score.py", ["--records", "0"]),
+        ("bench_bulk.py", ["--records", "1"]),
         ("bench_harness.py", ["--sleep", "0"]),
         ("bench_many.py", ["--scenarios", "0"]),
         ("bench_memory.py", ["--scenarios", "1"]),

@@ -9,6 +9,7 @@ from sounding.record._detect import (
     parse_record,
 )
 from sounding.record._llm_calls import llm_usage, parse_llm_calls
+from sounding.record._many import Found, read_records, record_label
 from sounding.record._model import (
     SCHEMA,
     Approval,
@@ -33,6 +34,7 @@ __all__ = [
     "TRACE_ENV",
     "Approval",
     "AuditEvent",
+    "Found",
     "HookDecision",
     "Message",
     "ModelUsage",
@@ -51,5 +53,7 @@ __all__ = [
     "parse_otel",
     "parse_record",
     "priced",
+    "read_records",
+    "record_label",
     "total",
 ]

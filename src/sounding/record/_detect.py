@@ -10,6 +10,7 @@ and a failure says what was seen and why it fits no format.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from sounding.record._formats import NOT_JSON, Claim, RecordFormats, Sample, Sig
 from sounding.record._jsonl import parse_jsonl
 from sounding.record._model import SCHEMA, RunRecord
 from sounding.record._openai import parse_openai
-from sounding.record._otel import parse_otel
+from sounding.record._otel import parse_otel, parse_otel_traces
 
 # Tuples, not sets: `in` must take a value of any JSON type, a list or an object included.
 _OPENAI_ROLES = ("tool", "function", "developer")
@@ -152,7 +153,11 @@ def _read_anthropic(sample: Sample) -> RunRecord:
     return parse_anthropic(sample.document(), sample.source)
 
 
-@formats.format("otel", title="OpenTelemetry", sniff=_otel_sign, picks_trace=True)
+def _each_trace(sample: Sample) -> Iterator[tuple[str, RunRecord | RecordError]]:
+    return parse_otel_traces(sample.document(), sample.source)
+
+
+@formats.format("otel", title="OpenTelemetry", sniff=_otel_sign, picks_trace=True, each=_each_trace)
 def _read_otel(sample: Sample) -> RunRecord:
     return parse_otel(sample.document(), sample.source, trace_id=sample.trace_id)
 

@@ -64,6 +64,7 @@ class Sample:
 
 Sniff = Callable[[Sample], Claim | None]
 Read = Callable[[Sample], RunRecord]
+Each = Callable[[Sample], Iterator[tuple[str, "RunRecord | RecordError"]]]
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class RecordFormat:
     read: Read
     suffixes: tuple[str, ...] = ()  # a file with one of these names is in this format
     picks_trace: bool = False  # a trace id picks one trace of a text that holds several
+    each: Each | None = None  # reads every trace of a text as a record of its own, by id
 
 
 class RecordFormats:
@@ -92,13 +94,15 @@ class RecordFormats:
         sniff: Sniff,
         suffixes: tuple[str, ...] = (),
         picks_trace: bool = False,
+        each: Each | None = None,
     ) -> Callable[[Read], Read]:
         """Register the reader of format `name`; a second registration is refused."""
 
         def register(read: Read) -> Read:
             if name in self._formats:
                 raise ValueError(f"record format '{name}' is registered twice")
-            self._formats[name] = RecordFormat(name, title, sniff, read, suffixes, picks_trace)
+            found = RecordFormat(name, title, sniff, read, suffixes, picks_trace, each)
+            self._formats[name] = found
             return read
 
         return register

@@ -13,6 +13,7 @@ choice made on the way is said in `metadata.import_notes`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from sounding.record._build import (
@@ -50,6 +51,21 @@ def parse_otel(data: Any, source: str, *, trace_id: str | None = None) -> RunRec
     """Read one trace of an OTLP/JSON export (or a list of spans) into a record."""
     spans, notes = read_export(data, source)
     return _Importer(source, pick_trace(spans, trace_id, source), notes).run()
+
+
+def parse_otel_traces(data: Any, source: str) -> Iterator[tuple[str, RunRecord | RecordError]]:
+    """Each trace of an export as a record of its own, by trace id in the order first seen;
+    a trace that cannot be read is its error, and the other traces are read all the same."""
+    spans, notes = read_export(data, source)
+    traces: dict[str, list[Span]] = {}
+    for span in spans:
+        traces.setdefault(span.trace_id, []).append(span)
+    for trace_id, group in traces.items():
+        where = f"{source}, trace {trace_id}"
+        try:
+            yield trace_id, _Importer(where, group, list(notes)).run()
+        except RecordError as exc:
+            yield trace_id, exc
 
 
 # ---- the importer ------------------------------------------------------------------------

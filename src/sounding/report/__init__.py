@@ -1,4 +1,5 @@
-"""Reports of a stored run (one renderer each: JUnit XML, JSON, Markdown, HTML),
+"""Reports of a stored run (one renderer each: JUnit XML, JSON, Markdown, HTML) and of records
+scored in bulk (JUnit XML, HTML),
 comparisons of two runs, and the agreement of a run's judges with people."""
 
 from sounding.report._agreement import agreement_command, print_agreement
@@ -15,14 +16,21 @@ from sounding.report._html import html_report, trial_id
 from sounding.report._json import REPORT_SCHEMA, json_report, report_document
 from sounding.report._junit import junit_report
 from sounding.report._markdown import markdown_report
-from sounding.report._renderers import renderers
+from sounding.report._renderers import bulk_renderers, renderers
+
+# isort: split
+# last: a run's renderers register in the order of their modules above (html, json, ...)
+from sounding.report._bulk import BULK_SCHEMA, bulk_document, print_bulk
 
 __all__ = [
+    "BULK_SCHEMA",
     "COMPARE_SCHEMA",
     "REPORT_SCHEMA",
     "Gap",
     "RunComparison",
     "agreement_command",
+    "bulk_document",
+    "bulk_renderers",
     "compare_command",
     "compare_runs",
     "html_report",
@@ -30,6 +38,7 @@ __all__ = [
     "junit_report",
     "markdown_report",
     "print_agreement",
+    "print_bulk",
     "print_comparison",
     "renderers",
     "report_command",

@@ -35,7 +35,7 @@ def report_command(run_dir: Path, **outputs: Path | None) -> int:
     return ExitCode.PASS
 
 
-def _wanted(outputs: Mapping[str, Path | None]) -> list[tuple[Renderer, Path]]:
+def _wanted(outputs: Mapping[str, Path | None]) -> list[tuple[Renderer[Results], Path]]:
     """The renderers asked for, in their registry's order, with where each writes. A keyword
     may end in `_` (`json_=`), the spelling of a name that would shadow a module."""
     given = {name.removesuffix("_"): path for name, path in outputs.items() if path}

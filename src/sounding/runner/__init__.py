@@ -2,6 +2,7 @@
 
 from sounding.runner._agent import AgentContext
 from sounding.runner._audit import AuditOptions, audit_suite
+from sounding.runner._bulk import BulkOptions, score_records
 from sounding.runner._config import Suite, SuiteConfigError, load_suite
 from sounding.runner._plan import RunOptions
 from sounding.runner._rescore import (
@@ -11,7 +12,6 @@ from sounding.runner._rescore import (
     judge_for_run,
     rescore_run,
     score_record,
-    suite_of,
 )
 from sounding.runner._run import (
     RunHooks,
@@ -23,11 +23,13 @@ from sounding.runner._run import (
 from sounding.runner._scaffold import ScaffoldError, scaffold
 from sounding.runner._setup import RunSetupError, callable_agent, make_judge, prepare_run
 from sounding.runner._workspace import WorkspaceError
+from sounding.spec._guards import suite_of
 
 __all__ = [
     "RESCORE_SCHEMA",
     "AgentContext",
     "AuditOptions",
+    "BulkOptions",
     "Change",
     "Rescored",
     "RunHooks",
@@ -50,5 +52,6 @@ __all__ = [
     "run_suite",
     "scaffold",
     "score_record",
+    "score_records",
     "suite_of",
 ]

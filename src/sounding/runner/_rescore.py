@@ -25,6 +25,7 @@ from sounding.scoring import (
 )
 from sounding.services import ServiceSettings
 from sounding.spec import Case, Scenario, case_files, load_cases
+from sounding.spec._guards import suite_of
 from sounding.store import (
     RunPlan,
     Trial,
@@ -213,7 +214,7 @@ def score_record(
     belongs to a suite. A trial.json is read with everything its trial left (its services'
     recordings, its workspace, its validators' metrics), as re-scoring reads it."""
     suite_dir = suite_of(case_path)
-    judge = _judge(suite_dir, rejudge)
+    judge = judge_of_suite(suite_dir, rejudge)
     if record_path.name != "trial.json":
         record = load_record(record_path, format=record_format, trace_id=trace_id)
         evidence = Evidence(record=record, workspace=workspace, scenario_id=scenario.id)
@@ -234,12 +235,6 @@ def _run_of(folder: Path) -> Path:
     return next((p for p in folder.parents if (p / "run.json").is_file()), folder)
 
 
-def suite_of(case_file: Path) -> Path:
-    """The suite a case file belongs to: the folder above `cases/`, or its own folder."""
-    parent = case_file.resolve().parent
-    return parent.parent if parent.name == "cases" else parent
-
-
 def _today(suite: Path) -> tuple[dict[str, str], ServiceSettings]:
     """`[agent] env` and the sql servers as the suite declares them today: neither secrets
     nor the servers' passwords (which the checks' reader login is made from) are stored."""
@@ -249,11 +244,11 @@ def _today(suite: Path) -> tuple[dict[str, str], ServiceSettings]:
     return loaded.agent_env, ServiceSettings(servers=loaded.sql_servers())
 
 
-def _judge(suite: Path, rejudge: bool) -> Judge | None:
+def judge_of_suite(suite: Path, rejudge: bool) -> Judge | None:
     """The suite's judge, if it is a suite and declares one."""
     return make_judge(load_suite(suite), rejudge=rejudge) if Suite.exists(suite) else None
 
 
 def judge_for_run(run_dir: Path, *, rejudge: bool = False) -> Judge | None:
     """The judge of the suite a stored run came from."""
-    return _judge(Path(read_plan(run_dir).suite), rejudge)
+    return judge_of_suite(Path(read_plan(run_dir).suite), rejudge)

@@ -17,6 +17,7 @@ from sounding.scoring._audit import (
     ProbeRole,
     ScenarioAudit,
 )
+from sounding.scoring._bulk import BulkScore, CheckTally, Offender, ScenarioTally
 from sounding.scoring._gaps import compare, measure_gap, publishable
 from sounding.scoring._measure import measure_trial, run_check
 from sounding.scoring._scenario import (
@@ -40,6 +41,7 @@ from sounding.scoring._stats import (
     Statistic,
     Summary,
     interval,
+    rate_interval,
     summarize,
 )
 from sounding.scoring._trial import (
@@ -58,6 +60,8 @@ __all__ = [
     "UNVALIDATED",
     "Audit",
     "AuditOutcome",
+    "BulkScore",
+    "CheckTally",
     "Comparison",
     "CurvePoint",
     "Direction",
@@ -65,10 +69,12 @@ __all__ = [
     "Interval",
     "Kind",
     "Measured",
+    "Offender",
     "Probe",
     "ProbeRole",
     "ScenarioAudit",
     "ScenarioResult",
+    "ScenarioTally",
     "ScenarioVerdict",
     "Statistic",
     "Stop",
@@ -96,6 +102,7 @@ __all__ = [
     "pass_hat_curve",
     "pass_hat_k",
     "publishable",
+    "rate_interval",
     "run_check",
     "score_error_kind",
     "score_trial",

@@ -8,6 +8,7 @@ zero out of its interval; otherwise the comparison is inconclusive, whatever the
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import random
@@ -274,3 +275,49 @@ def _resampled(
         return statistic(rng.choices(data, k=len(data)))
 
     return bootstrap(draw, statistic=kind, estimate=estimate, draws=draws, level=level, seed=seed)
+
+
+def rate_interval(
+    successes: int,
+    total: int,
+    *,
+    draws: int = DEFAULT_DRAWS,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+) -> Interval:
+    """The percentile bootstrap of a rate, from its counts alone (`interval` needs the values).
+
+    A resample of `total` yes/no values with `successes` yes holds a Binomial(total, rate)
+    number of yes: each draw takes one by inverting that distribution's CDF, so millions of
+    values cost what their two counts cost, and no value need be kept.
+    """
+    check_settings(draws, level)
+    if not 0 <= successes <= total or total < 1:
+        raise ValueError(
+            f"a rate needs 0 <= successes <= total and total >= 1, got {successes}/{total}"
+        )
+    rate = successes / total
+    cdf, first = _binomial_cdf(total, rate)
+
+    def draw(rng: random.Random) -> float:
+        return (first + bisect.bisect_left(cdf, rng.random() * cdf[-1])) / total
+
+    return bootstrap(
+        draw, statistic=Statistic.RATE, estimate=rate, draws=draws, level=level, seed=seed
+    )
+
+
+def _binomial_cdf(n: int, p: float) -> tuple[list[float], int]:
+    """The cumulative probabilities of Binomial(n, p) over the counts that carry any weight
+    (13 standard deviations either side of the mean), and the first of those counts."""
+    if p in (0.0, 1.0):
+        return [1.0], round(n * p)
+    spread = 13 * math.sqrt(n * p * (1 - p)) + 1
+    first, last = max(0, math.floor(n * p - spread)), min(n, math.ceil(n * p + spread))
+    log_p, log_q, log_n = math.log(p), math.log1p(-p), math.lgamma(n + 1)
+    cdf, running = [], 0.0
+    for k in range(first, last + 1):
+        log_pmf = log_n - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * log_p
+        running += math.exp(log_pmf + (n - k) * log_q)
+        cdf.append(running)
+    return cdf, first

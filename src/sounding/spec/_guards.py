@@ -8,7 +8,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from pathlib import PurePosixPath, PureWindowsPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 _OPERATOR = re.compile(r"&&|\|\||[|;><&]")
 _EXPANSION = re.compile(r"`|\$(?:[({]|[A-Za-z_]\w*)")
@@ -69,3 +69,9 @@ def shell_syntax(command: str) -> str | None:
                 quote = None if quote == char else (quote or char)
         index += 1
     return None
+
+
+def suite_of(case_file: Path) -> Path:
+    """The suite a case file belongs to: the folder above `cases/`, or its own folder."""
+    parent = case_file.resolve().parent
+    return parent.parent if parent.name == "cases" else parent

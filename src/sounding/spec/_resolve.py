@@ -43,6 +43,7 @@ from sounding.spec._models import (
     judge_checks,
 )
 from sounding.spec._raw import RawBlock, RawCase, RawScenario, RawStandIn, RawWorkspace
+from sounding.spec._template import expand_dataset, same
 from sounding.spec._validators import declared_metrics, resolve_validators
 
 _SCENARIO_ID = re.compile(r"[A-Za-z0-9_.-]+\Z")
@@ -62,7 +63,13 @@ def resolve_data(
     `registry` defaults to the one of `sounding.checks`."""
     locator = Locator(str(path), lines)
     registry = default_registry if registry is None else registry
-    return _CaseResolver(_validated(data, locator), locator, registry, suite_dir).case(path)
+    named: Callable[[SpecError], SpecError] = same
+    if isinstance(data, dict) and ("dataset" in data or "scenario" in data):
+        data, locator, named = expand_dataset(data, locator, path=path, suite_dir=suite_dir)
+    try:
+        return _CaseResolver(_validated(data, locator), locator, registry, suite_dir).case(path)
+    except SpecError as exc:
+        raise named(exc) from None
 
 
 def _validated(data: Any, locator: Locator) -> RawCase:
