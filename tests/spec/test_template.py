@@ -143,7 +143,7 @@ def test_a_template_syntax_error_is_refused_at_its_line(tmp_path: Path) -> None:
         (("dataset: {path: rows.jsonl}", "dataset: {path: /etc/passwd}"), "is absolute"),
         (("dataset: {path: rows.jsonl}", "dataset: {file: rows.jsonl}"), "one key, `path`"),
         (("dataset: {path: rows.jsonl}", "dataset: {path: nope.jsonl}"), "does not exist"),
-        (("dataset: {path: rows.jsonl}\n", ""), "needs `dataset:` beside it"),
+        (("dataset: {path: rows.jsonl}\n", ""), "without `dataset:`"),
     ],
 )
 def test_a_bad_dataset_declaration_is_refused_at_its_line(

@@ -61,13 +61,21 @@ def same(error: SpecError) -> SpecError:
 
 def _dataset_file(spec: Any, template: Any, locator: Locator) -> tuple[str, dict[str, Any]]:
     """`dataset.path`, once `dataset:` and `scenario:` are both there and well formed."""
-    if spec is None or template is None:
-        given, needed = ("dataset", "scenario") if spec is not None else ("scenario", "dataset")
+    if spec is None:  # more often `scenarios:` mistyped than a template without its rows
         message = (
-            f"needs `{needed}:` beside it: `dataset: {{path: rows.jsonl}}` names the rows, "
+            "unknown key 'scenario' without `dataset:`: a list of scenarios is `scenarios:`; "
+            "`scenario:` is the template of the scenarios made from the rows of a "
+            "`dataset: {path: rows.jsonl}` beside it (docs/cases.md)"
+        )
+        raise SpecError(
+            [locator.problem(("scenario",), message, typo="scenario", allowed=["scenarios"])]
+        )
+    if template is None:
+        message = (
+            "needs `scenario:` beside it: `dataset: {path: rows.jsonl}` names the rows, "
             "`scenario:` is the template of the scenario made from each (docs/cases.md)"
         )
-        raise SpecError([locator.problem((given,), message)])
+        raise SpecError([locator.problem(("dataset",), message)])
     if not isinstance(template, dict):
         raise SpecError(
             [locator.problem(("scenario",), "must be a mapping shaped like a scenario")]
