@@ -1,20 +1,34 @@
-"""The ray executor: the quickstart gives the same verdicts on Ray as on local threads, a
-run resumes across executors, and what Ray cannot run yet is refused before any trial.
+"""The ray executor on a real Ray cluster on loopback: the examples give the same verdicts
+and layout on Ray as on local threads, a run resumes across executors, a worker killed
+mid-trial costs no verdict, Ctrl-C and timeouts end the agents on the workers, every socket
+of the cluster stays on 127.0.0.1, and what Ray cannot run yet is refused before any trial.
 
-Ray starts in seconds: the in-process tests share one local instance (the module's
-`ray_instance`), and each command-line test starts Ray once. Without Ray installed they
-skip, except where SOUNDING_REQUIRE_SERVICES=1 (CI installs it with the dev extra).
+One cluster serves the module (`ray_cluster`): `ray start --head` on 127.0.0.1 and a second
+node joined to it (tests/runner/ray_node.py says why not by `ray start`), in a temporary
+folder of their own, with a token of their own, stopped at the end by their process ids.
+This process is a Ray driver of it for the in-process runs; the command-line runs get
+`--ray-address`. Without Ray installed the tests skip, except where
+SOUNDING_REQUIRE_SERVICES=1 (CI installs it with the dev extra).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import logging
 import os
 import re
+import secrets
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +38,7 @@ from sounding.runner import (
     RunHooks,
     RunInterrupted,
     RunOptions,
+    RunStopped,
     SuiteConfigError,
     load_suite,
     prepare_run,
@@ -32,6 +47,8 @@ from sounding.runner import (
 from sounding.scoring import StopRule
 
 ROOT = Path(__file__).resolve().parents[2]
+NODE = Path(__file__).with_name("ray_node.py")
+pytestmark = pytest.mark.xdist_group("ray")  # one worker runs them all, on one cluster
 
 
 def _need_ray() -> Any:
@@ -46,13 +63,128 @@ def _need_ray() -> Any:
     return ray
 
 
+@pytest.fixture(scope="module", autouse=True)
+def ray_environment() -> Iterator[None]:
+    """What every Ray process of the module reads, set before Ray is imported: nodes on
+    127.0.0.1 (Ray's single-machine mode), a token of our own, no usage reports."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        patch.setenv("RAY_AUTH_MODE", "token")
+        patch.setenv("RAY_AUTH_TOKEN", secrets.token_hex(32))
+        patch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+        patch.delenv("RAY_ADDRESS", raising=False)
+        yield
+
+
+@dataclass
+class Cluster:
+    """A Ray cluster of two nodes on 127.0.0.1, started by this module."""
+
+    address: str
+    started: list[subprocess.Popen[bytes]]
+    folder: Path
+
+    def pids(self) -> set[int]:
+        """The started processes and every process descended from them."""
+        return _descendants({p.pid for p in self.started})
+
+    def stop(self) -> None:
+        """SIGTERM to each started process (each stops its own), then SIGKILL to whatever
+        of them and theirs is left: by process id, never `ray stop`."""
+        left = self.pids()
+        for process in self.started:
+            if process.poll() is None:
+                process.terminate()
+        for process in self.started:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=15)
+        for pid in left | self.pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        for process in self.started:
+            process.wait(timeout=5)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _descendants(roots: set[int]) -> set[int]:
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # it ended meanwhile
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, grew = set(roots), True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in found} - found
+        found |= more
+        grew = bool(more)
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def _started(argv: list[str], log: Path, ready: str) -> subprocess.Popen[bytes]:
+    """`argv` in a session of its own, once its output says `ready`."""
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    deadline = time.monotonic() + 60
+    while ready not in log.read_text(errors="replace"):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"{argv[:3]} did not start:\n{log.read_text(errors='replace')[-3000:]}")
+        time.sleep(0.1)
+    return process
+
+
+def _start_cluster() -> Cluster:
+    folder = Path(tempfile.mkdtemp(prefix="sounding-ray-"))  # short: Ray's sockets live there
+    address = f"127.0.0.1:{_free_port()}"
+    cluster = Cluster(address, [], folder)
+    head = [
+        str(Path(sys.executable).with_name("ray")),
+        "start",
+        "--head",
+        "--block",
+        "--node-ip-address=127.0.0.1",
+        f"--port={address.rpartition(':')[2]}",
+        "--include-dashboard=false",
+        f"--temp-dir={folder}",
+        "--num-cpus=2",
+        "--disable-usage-stats",
+    ]
+    try:
+        cluster.started.append(_started(head, folder / "head.log", "Ray runtime started"))
+        node = [sys.executable, str(NODE), address, "2"]
+        cluster.started.append(_started(node, folder / "node.log", "node started"))
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
 @pytest.fixture(scope="module")
-def ray_instance() -> Iterator[None]:
-    """One local Ray instance for the module's in-process runs (they find it started)."""
+def ray_cluster() -> Iterator[Cluster]:
+    """The module's cluster, with this process connected to it as a driver."""
     ray = _need_ray()
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+    cluster = _start_cluster()
+    try:
+        ray.init(address=cluster.address, log_to_driver=False, logging_level=logging.WARNING)
+        deadline = time.monotonic() + 30
+        while sum(node["Alive"] for node in ray.nodes()) < 2:
+            assert time.monotonic() < deadline, "the second node never joined the head"
+            time.sleep(0.1)
+        yield cluster
+    finally:
+        ray.shutdown()
+        cluster.stop()
 
 
 @pytest.fixture
@@ -67,13 +199,57 @@ def _verdicts(out: str) -> list[str]:
     return [re.sub(r"\d+\.\d+s", "", line) for line in out.splitlines()[:3]]
 
 
-def test_the_quickstart_gives_the_same_verdicts_on_ray(quickstart: Path, sounding: Any) -> None:
-    _need_ray()
+def _layout(suite: Path) -> set[str]:
+    """The files of the suite's one run, relative to its folder, without the run's id."""
+    (run,) = (suite / "results").iterdir()
+    return {str(p.relative_to(run)) for p in run.rglob("*") if p.is_file()}
+
+
+def test_the_quickstart_gives_the_same_verdicts_and_layout_on_ray(
+    quickstart: Path, sounding: Any, ray_cluster: Cluster, tmp_path: Path
+) -> None:
     local = sounding("run", str(quickstart))
-    on_ray = sounding("run", str(quickstart), "--executor", "ray", "--parallel", "2")
+    local_files = _layout(quickstart)
+    shutil.rmtree(quickstart / "results")
+    on_ray = sounding(
+        "run", str(quickstart), "--executor", "ray", "--ray-address", ray_cluster.address
+    )
     assert on_ray.returncode == local.returncode == 1, on_ray.stdout + on_ray.stderr
     assert _verdicts(on_ray.stdout) == _verdicts(local.stdout)
     assert "12 trials" in on_ray.stdout
+    assert _layout(quickstart) == local_files
+
+
+SUPPORT = {  # scenario: its designed verdict and trials passed out of 4 (examples/support)
+    "where-is-my-order": ("pass", 4),
+    "refund-then-follow-up": ("flaky", 1),
+    "receipt-and-feedback": ("fail", 0),
+}
+
+
+def test_the_support_example_gives_its_verdicts_on_ray_set_in_sounding_toml(
+    ray_cluster: Cluster, tmp_path: Path
+) -> None:
+    """[executor] kind = "ray", the cluster found through RAY_ADDRESS; the trials start a
+    database, HTTP mocks and a mail server on the workers."""
+    suite = tmp_path / "support"
+    shutil.copytree(ROOT / "examples/support", suite, ignore=shutil.ignore_patterns("results"))
+    config = suite / "sounding.toml"
+    config.write_text(config.read_text() + '\n[executor]\nkind = "ray"\n')
+    chosen = [arg for scenario in SUPPORT for arg in ("--scenario", scenario)]
+    done = subprocess.run(
+        [sys.executable, "-m", "sounding.cli", "run", str(suite), *chosen],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "RAY_ADDRESS": ray_cluster.address},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    (run,) = (suite / "results").iterdir()
+    summary = json.loads((run / "summary.json").read_text())["scenarios"]
+    assert {s["scenario"]: (s["verdict"], s["passed"]) for s in summary} == SUPPORT
+    assert all(s["errors"] == 0 for s in summary)
 
 
 def _interrupted_after(first: int) -> RunHooks:
@@ -82,9 +258,16 @@ def _interrupted_after(first: int) -> RunHooks:
     return RunHooks(on_trial=finished.append, interrupted=lambda: len(finished) >= first)
 
 
+QUICKSTART = {
+    ("where-is-my-order", "pass", 4),
+    ("refund-after-lookup", "flaky", 1),
+    ("refund-over-the-ceiling", "fail", 0),
+}
+
+
 @pytest.mark.parametrize(("first", "then"), [("local", "ray"), ("ray", "local")])
 def test_a_run_resumes_on_the_other_executor(
-    quickstart: Path, ray_instance: None, first: str, then: str
+    quickstart: Path, ray_cluster: Cluster, first: str, then: str
 ) -> None:
     suite = load_suite(quickstart)
     options = RunOptions(parallel=1, executor=first)
@@ -95,14 +278,10 @@ def test_a_run_resumes_on_the_other_executor(
     result = run_suite(suite, resumed, prepare_run(suite, resumed))
     assert result.ran == 12 - stopped.value.finished
     lines = {(s.scenario, s.verdict.value, s.passed) for s in result.summary.scenarios}
-    assert lines == {
-        ("where-is-my-order", "pass", 4),
-        ("refund-after-lookup", "flaky", 1),
-        ("refund-over-the-ceiling", "fail", 0),
-    }
+    assert lines == QUICKSTART
 
 
-def test_errors_not_the_agents_run_again_on_ray(quickstart: Path, ray_instance: None) -> None:
+def test_errors_not_the_agents_run_again_on_ray(quickstart: Path, ray_cluster: Cluster) -> None:
     """A trial whose error is not the agent's (a service did not start) runs again, as long
     as `--retry-errors` allows; the tries that erred are set aside under retried/."""
     case = quickstart / "cases/support.yaml"
@@ -115,6 +294,208 @@ def test_errors_not_the_agents_run_again_on_ray(quickstart: Path, ray_instance: 
     assert result.ran == 4
     assert result.summary.totals["error"] == 1
     assert len(list(result.layout.root.glob("retried/**/trial.json"))) == 2
+
+
+def _victim_suite(suite: Any, tmp_path: Path) -> Path:
+    """A suite whose scenario `victim` logs each try's agent and Ray worker (its parent) in
+    tmp_path/tries and waits for tmp_path/go; `steady` answers at once. The log's path."""
+    tries = tmp_path / "tries"
+    suite.agent(
+        f"""
+        import os, sys, time
+        sys.stdin.read()
+        if os.environ["SOUNDING_SCENARIO"] == "victim":
+            with open({str(tries)!r}, "a") as log:
+                log.write(f"{{os.getpid()}} {{os.getppid()}}\\n")
+            while not os.path.exists({str(tmp_path / "go")!r}):
+                time.sleep(0.05)
+        print("done")
+        """
+    )
+    suite.write(
+        "cases/c.yaml",
+        """
+        scenarios:
+          - {id: steady, user: hi, trials: 3, expect: [{final_answer_contains: done}]}
+          - {id: victim, user: hi, trials: 1, expect: [{final_answer_contains: done}]}
+        """,
+    )
+    return tries
+
+
+def _kill_workers(tries: Path, times: int, go: Path) -> threading.Thread:
+    """A thread that SIGKILLs the Ray worker of each of the first `times` tries logged,
+    then lets the next try finish (writes `go`)."""
+
+    def kill() -> None:
+        deadline = time.monotonic() + 60
+        killed = 0
+        while killed < times and time.monotonic() < deadline:
+            logged = tries.read_text().splitlines() if tries.exists() else []
+            if len(logged) > killed:
+                worker = int(logged[killed].split()[1])
+                command = Path(f"/proc/{worker}/cmdline").read_bytes()
+                assert command.startswith(b"ray::"), command  # a Ray worker, not the run
+                os.kill(worker, signal.SIGKILL)
+                killed += 1
+            time.sleep(0.02)
+        go.write_text("")
+
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return thread
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/stat")
+    return status.exists() and status.read_text().rpartition(")")[2].split()[0] != "Z"
+
+
+def _gone(pids: list[int], within: float = 10) -> bool:
+    deadline = time.monotonic() + within
+    while any(_alive(pid) for pid in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_a_worker_killed_mid_trial_runs_that_trial_again(
+    suite: Any, tmp_path: Path, ray_cluster: Cluster
+) -> None:
+    tries = _victim_suite(suite, tmp_path)
+    killer = _kill_workers(tries, 1, tmp_path / "go")
+    loaded = load_suite(suite.root)
+    options = RunOptions(executor="ray", parallel=2)
+    result = run_suite(loaded, options, prepare_run(loaded, options))
+    killer.join(timeout=5)
+    assert result.ran == 4
+    verdicts = {(s.scenario, s.verdict.value, s.passed) for s in result.summary.scenarios}
+    assert verdicts == {("steady", "pass", 3), ("victim", "pass", 1)}
+    assert result.summary.totals.get("error", 0) == 0
+    first, again = (line.split() for line in tries.read_text().splitlines())
+    assert first[1] != again[1], "the trial ran again on another worker"
+    assert _gone([int(first[0])]), "the agent of the killed worker is still running"
+
+
+def test_a_trial_lost_again_and_again_is_left_for_resume(
+    suite: Any, tmp_path: Path, ray_cluster: Cluster
+) -> None:
+    """Lost with its worker on every try the run gives it (3): the other trials finish, the
+    run stops naming it, and `--resume` runs it; it is never counted as a failure."""
+    tries = _victim_suite(suite, tmp_path)
+    killer = _kill_workers(tries, 3, tmp_path / "go")
+    loaded = load_suite(suite.root)
+    options = RunOptions(executor="ray", parallel=2)
+    with pytest.raises(RunStopped) as stopped:
+        run_suite(loaded, options, prepare_run(loaded, options))
+    killer.join(timeout=5)
+    assert "c/victim#1" in stopped.value.why and "3 times" in stopped.value.why
+    assert stopped.value.finished == 3 and stopped.value.root is not None
+    (run,) = suite.runs()
+    assert [t["scenario"] for t in suite.trials(run)] == ["steady"] * 3
+    resumed = RunOptions(executor="ray", resume=run.name)
+    result = run_suite(loaded, resumed, prepare_run(loaded, resumed))
+    assert result.ran == 1 and result.summary.totals.get("fail", 0) == 0
+    assert {s.scenario: s.passed for s in result.summary.scenarios} == {"steady": 3, "victim": 1}
+
+
+def test_ctrl_c_cancels_the_tasks_ends_their_agents_and_resumes(
+    suite: Any, tmp_path: Path, ray_cluster: Cluster
+) -> None:
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    suite.agent(
+        f"""
+        import os, sys, time
+        sys.stdin.read()
+        open(os.path.join({str(pids)!r}, str(os.getpid())), "w").close()
+        while not os.path.exists({str(tmp_path / "go")!r}):
+            time.sleep(0.05)
+        print("done")
+        """
+    )
+    suite.write("cases/c.yaml", "scenarios:\n  - {id: s, user: hi, trials: 4}\n")
+    on_ray = ("--executor", "ray", "--ray-address", ray_cluster.address)
+    process = suite.start(*on_ray, "--parallel", "2")
+    deadline = time.monotonic() + 60
+    while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    agents = [int(p.name) for p in pids.iterdir()]
+    assert len(agents) == 2, "the agents never started on the workers"
+    err = suite.interrupt(process)  # 130 within seconds
+    assert "Traceback" not in err, err
+    assert _gone(agents), "an agent outlived Ctrl-C"
+    (run,) = suite.runs()
+    assert f"--resume {run.name}" in err
+    (tmp_path / "go").write_text("")
+    done = suite.run("--resume", run.name, *on_ray)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS  c/s  4/4" in done.stdout
+
+
+def test_a_timeout_ends_the_agents_process_group_on_the_worker(
+    suite: Any, tmp_path: Path, ray_cluster: Cluster
+) -> None:
+    child = tmp_path / "child.pid"
+    suite.agent(
+        f"""
+        import subprocess, sys, time
+        sys.stdin.read()
+        spawned = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        open({str(child)!r}, "w").write(str(spawned.pid))
+        time.sleep(60)
+        """
+    )
+    suite.write("cases/slow.yaml", "scenarios:\n  - {id: s, user: hi, timeout: 1s}\n")
+    loaded = load_suite(suite.root)
+    options = RunOptions(executor="ray")
+    started = time.monotonic()
+    result = run_suite(loaded, options, prepare_run(loaded, options))
+    assert time.monotonic() - started < 20
+    assert result.summary.totals["error"] == 1
+    (trial,) = suite.trials(result.layout.root)
+    assert "timed out" in json.dumps(trial)
+    assert _gone([int(child.read_text())], within=2), "the agent's child outlived its timeout"
+
+
+def _host(address: str) -> str:
+    """The host of an `ss` address: `[::ffff:127.0.0.1]:80` → `127.0.0.1`."""
+    host = address.rpartition(":")[0].strip("[]").removeprefix("::ffff:")
+    return host.partition("%")[0]
+
+
+def test_every_socket_of_the_cluster_is_on_127_0_0_1(
+    ray_cluster: Cluster, quickstart: Path, sounding: Any
+) -> None:
+    """After a run on it, every TCP and UDP socket of the cluster's processes (and of this
+    driver) is bound to and talks with 127.0.0.1: never the machine's other addresses."""
+    if shutil.which("ss") is None:
+        pytest.skip("`ss` (iproute2) is not installed: the sockets cannot be listed")
+    done = sounding(
+        "run", str(quickstart), "--executor", "ray", "--ray-address", ray_cluster.address
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    ours = ray_cluster.pids() | {os.getpid()}
+    listed = subprocess.run(["ss", "-tunapH"], capture_output=True, text=True, check=True).stdout
+    seen, wrong = [], []
+    for line in listed.splitlines():
+        fields = line.split()
+        if not {int(pid) for pid in re.findall(r"pid=(\d+)", line)} & ours:
+            continue
+        state, local, peer = fields[1], _host(fields[4]), _host(fields[5])
+        seen.append(line)
+        open_to_all = state in ("LISTEN", "UNCONN") and peer in ("*", "0.0.0.0", "::")
+        if local != "127.0.0.1" or not (peer == "127.0.0.1" or open_to_all):
+            wrong.append(line)
+    assert not wrong, "\n".join(wrong)
+    port = ray_cluster.address.rpartition(":")[2]
+    assert any("LISTEN" in line and f"127.0.0.1]:{port} " in line for line in seen), seen
+    assert len({pid for line in seen for pid in re.findall(r"pid=(\d+)", line)}) >= 6
 
 
 def test_what_ray_cannot_run_yet_is_refused_before_any_trial(quickstart: Path) -> None:

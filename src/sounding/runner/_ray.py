@@ -5,8 +5,11 @@ so its machine must see the run's results folder and the suite where this proces
 machine, or a shared filesystem). This process submits up to `parallel` tasks at once,
 takes each outcome as it finishes, and ends a task still running past its deadline (its
 scenario's timeout for every attempt of the agent, plus `GRACE`) with
-`ray.cancel(force=True)`: that trial is recorded as an error of the harness. Ray is
-imported only when this executor is chosen (`pip install 'sounding[ray]'`).
+`ray.cancel(force=True)`: that trial is recorded as an error of the harness. A trial whose
+worker died under it (killed, out of memory, its node gone) is no outcome: its folder is
+cleared and it runs again, up to `LOST_TRIES` times in all, then it is left unfinished for
+`--resume` while the other trials go on. Ray is imported only when this executor is chosen
+(`pip install 'sounding[ray]'`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,13 +26,20 @@ from typing import TYPE_CHECKING, Any
 
 from sounding.runner._config import ExecutorConfig, SuiteConfigError
 from sounding.runner._plan import RunOptions
-from sounding.runner._trial import TrialPlan, TrialSettings, failed_trial, run_trial
+from sounding.runner._trial import (
+    TrialPlan,
+    TrialSettings,
+    TrialsLost,
+    failed_trial,
+    run_trial,
+)
 from sounding.store import Trial, write_trial
 
 if TYPE_CHECKING:
     from sounding.runner._executors import Work
 
 GRACE = 60.0  # seconds past a trial's timeouts before its task is cancelled
+LOST_TRIES = 3  # runs of a trial whose worker keeps dying, before it is left for --resume
 _TICK = 0.05  # seconds this process waits for an outcome between looks at Ctrl-C, deadlines
 _CHOSEN = 'the ray executor (--executor ray, [executor] kind = "ray")'
 
@@ -84,7 +95,10 @@ def start(config: ExecutorConfig, work: Work, held: contextlib.ExitStack) -> Ray
     if not ray.is_initialized():
         address = config.address or os.environ.get("RAY_ADDRESS") or "local"
         local = {"include_dashboard": False} if address == "local" else {}
-        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING, **local)
+        try:
+            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING, **local)
+        except ConnectionError as exc:
+            raise SuiteConfigError(_unreachable(address, exc)) from None
         held.callback(ray.shutdown)
     task = ray.remote(run_on_worker).options(num_cpus=config.num_cpus, max_retries=0)
     cpus = ray.cluster_resources().get("CPU", 1)
@@ -92,13 +106,25 @@ def start(config: ExecutorConfig, work: Work, held: contextlib.ExitStack) -> Ray
     return RayExecutor(ray, task, work, parallel)
 
 
+def _unreachable(address: str, exc: ConnectionError) -> str:
+    """Why `ray.init` found no cluster at `address`, with what usually makes it answer."""
+    return (
+        f"{_CHOSEN} could not connect to the Ray cluster at {address} ({exc}). Check that it "
+        "runs (`ray status --address ...`); a cluster started with token authentication "
+        "needs RAY_AUTH_MODE=token here too, and one kept on 127.0.0.1 needs "
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 here too (docs/scale.md)"
+    )
+
+
 @dataclass
 class _Task:
-    """A submitted trial: its plan, and when this process gives up on it."""
+    """A submitted trial: its plan, when this process gives up on it, and how many of its
+    tries were lost with their worker."""
 
     plan: TrialPlan
     started: float = field(default_factory=time.monotonic)
     deadline: float = 0.0
+    lost: int = 0
 
 
 class RayExecutor:
@@ -110,6 +136,7 @@ class RayExecutor:
         self._parallel = parallel
         self._running: dict[Any, _Task] = {}  # by the task's object ref
         self._meanwhile: list[Trial] = []
+        self._unfinished: list[TrialPlan] = []  # lost LOST_TRIES times: left for --resume
         self._closed = False
 
     @property
@@ -126,9 +153,15 @@ class RayExecutor:
             ready, _ = self._ray.wait(list(self._running), num_returns=1, timeout=_TICK)
             for ref in ready:
                 task = self._running.pop(ref)
-                yield from self._settled(task.plan, self._result(ref))
+                trial = self._result(ref)
+                if trial is None:
+                    self._lost(task)
+                else:
+                    yield from self._settled(task.plan, trial)
             yield from self._end_overruns()
             self._fill()
+        if self._unfinished:
+            raise TrialsLost([plan.key for plan in self._unfinished], LOST_TRIES)
 
     def stop(self, grace: float) -> None:
         """No trial starts any more; the trials still running are cancelled at once (their
@@ -146,7 +179,8 @@ class RayExecutor:
             ready = [*ready, *ended]
         for ref in ready:
             with contextlib.suppress(Exception):  # a task cancelled or failed finished nothing
-                self._meanwhile.append(self._result(ref))
+                if (trial := self._result(ref)) is not None:
+                    self._meanwhile.append(trial)
         self._running.clear()
 
     def finished_meanwhile(self) -> list[Trial]:
@@ -160,21 +194,37 @@ class RayExecutor:
                 return
             self._submit(plan)
 
-    def _submit(self, plan: TrialPlan) -> None:
+    def _submit(self, plan: TrialPlan, lost: int = 0) -> None:
         ref = self._task.remote(plan, self._work.settings)
         limit = plan.scenario.timeout * self._work.settings.agent.attempts + GRACE
-        task = _Task(plan)
+        task = _Task(plan, lost=lost)
         task.deadline = task.started + limit
         self._running[ref] = task
 
-    def _result(self, ref: Any) -> Trial:
-        """The task's trial; a fault of the harness on the worker stops the run with it."""
+    def _result(self, ref: Any) -> Trial | None:
+        """The task's trial, or None when its worker died under it; a fault of the harness
+        on the worker stops the run with it."""
+        errors = self._ray.exceptions
         try:
             trial: Trial = self._ray.get(ref)
-        except self._ray.exceptions.RayTaskError as exc:
+        except errors.RayTaskError as exc:
             cause = getattr(exc, "cause", None)
             raise (cause if isinstance(cause, BaseException) else exc) from None
+        except (errors.WorkerCrashedError, errors.NodeDiedError, errors.ObjectLostError):
+            return None
         return trial
+
+    def _lost(self, task: _Task) -> None:
+        """A trial whose worker died: no outcome. Its folder (what the dead try left) is
+        cleared and it runs again, or it is left for `--resume` once lost `LOST_TRIES` times."""
+        lost = task.lost + 1
+        if self._closed:  # no trial starts any more: it stays unfinished like the others
+            return
+        if lost >= LOST_TRIES:
+            self._unfinished.append(task.plan)
+            return
+        shutil.rmtree(task.plan.folder, ignore_errors=True)
+        self._submit(task.plan, lost)
 
     def _settled(self, plan: TrialPlan, trial: Trial) -> Iterator[Trial]:
         """A finished try: counted, then run again (`--retry-errors`) or given."""

@@ -150,6 +150,19 @@ class TrialAbandoned(Exception):
     """The callable overran its deadline and the run already recorded the trial as an error."""
 
 
+class TrialsLost(Exception):
+    """Trials an executor lost again and again (their Ray worker died each time they ran):
+    left unfinished, never counted, for `--resume`; the run's other trials finished."""
+
+    def __init__(self, keys: list[TrialKey], tries: int) -> None:
+        labels = ", ".join(key.label for key in keys)
+        super().__init__(
+            f"{len(keys)} trial(s) lost with their Ray worker {tries} times each ({labels}): "
+            "left unfinished, not counted"
+        )
+        self.keys = keys
+
+
 class AgentWatch(Protocol):
     """How the run's pool follows a trial: when its agent started, and when it returned."""
 
