@@ -4,8 +4,8 @@ mid-trial costs no verdict, Ctrl-C and timeouts end the agents on the workers, e
 of the cluster stays on 127.0.0.1, and what Ray cannot run yet is refused before any trial.
 
 One cluster serves the module (`ray_cluster`): `ray start --head` on 127.0.0.1 and a second
-node joined to it (tests/runner/ray_node.py says why not by `ray start`), in a temporary
-folder of their own, with a token of their own, stopped at the end by their process ids.
+node joined to it (benchmarks/_ray_cluster.py, which says why not by `ray start`), in a
+temporary folder of their own, with a token of their own, stopped by their process ids.
 This process is a Ray driver of it for the in-process runs; the command-line runs get
 `--ray-address`. Without Ray installed the tests skip, except where
 SOUNDING_REQUIRE_SERVICES=1 (CI installs it with the dev extra).
@@ -13,22 +13,19 @@ SOUNDING_REQUIRE_SERVICES=1 (CI installs it with the dev extra).
 
 from __future__ import annotations
 
-import contextlib
+import importlib.util
 import json
 import logging
 import os
 import re
-import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +44,6 @@ from sounding.runner import (
 from sounding.scoring import StopRule
 
 ROOT = Path(__file__).resolve().parents[2]
-NODE = Path(__file__).with_name("ray_node.py")
 pytestmark = pytest.mark.xdist_group("ray")  # one worker runs them all, on one cluster
 
 
@@ -63,119 +59,38 @@ def _need_ray() -> Any:
     return ray
 
 
+def _cluster_module() -> Any:
+    """benchmarks/_ray_cluster.py, which starts the clusters of these tests and bench_ray.py."""
+    spec = importlib.util.spec_from_file_location(
+        "_ray_cluster", ROOT / "benchmarks/_ray_cluster.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+CLUSTERS = _cluster_module()
+
+
 @pytest.fixture(scope="module", autouse=True)
 def ray_environment() -> Iterator[None]:
-    """What every Ray process of the module reads, set before Ray is imported: nodes on
-    127.0.0.1 (Ray's single-machine mode), a token of our own, no usage reports."""
+    """What every Ray process of the module reads, set before Ray is imported here: nodes
+    on 127.0.0.1 (Ray's single-machine mode), a token of our own, no usage reports."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-        patch.setenv("RAY_AUTH_MODE", "token")
-        patch.setenv("RAY_AUTH_TOKEN", secrets.token_hex(32))
-        patch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+        for name, value in CLUSTERS.loopback_env().items():
+            patch.setenv(name, value)
         patch.delenv("RAY_ADDRESS", raising=False)
         yield
 
 
-@dataclass
-class Cluster:
-    """A Ray cluster of two nodes on 127.0.0.1, started by this module."""
-
-    address: str
-    started: list[subprocess.Popen[bytes]]
-    folder: Path
-
-    def pids(self) -> set[int]:
-        """The started processes and every process descended from them."""
-        return _descendants({p.pid for p in self.started})
-
-    def stop(self) -> None:
-        """SIGTERM to each started process (each stops its own), then SIGKILL to whatever
-        of them and theirs is left: by process id, never `ray stop`."""
-        left = self.pids()
-        for process in self.started:
-            if process.poll() is None:
-                process.terminate()
-        for process in self.started:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=15)
-        for pid in left | self.pids():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        for process in self.started:
-            process.wait(timeout=5)
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _descendants(roots: set[int]) -> set[int]:
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rpartition(")")[2].split()
-        except OSError:
-            continue  # it ended meanwhile
-        parents[int(stat.parent.name)] = int(fields[1])
-    found, grew = set(roots), True
-    while grew:
-        more = {pid for pid, parent in parents.items() if parent in found} - found
-        found |= more
-        grew = bool(more)
-    return found
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
-def _started(argv: list[str], log: Path, ready: str) -> subprocess.Popen[bytes]:
-    """`argv` in a session of its own, once its output says `ready`."""
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    deadline = time.monotonic() + 60
-    while ready not in log.read_text(errors="replace"):
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            pytest.fail(f"{argv[:3]} did not start:\n{log.read_text(errors='replace')[-3000:]}")
-        time.sleep(0.1)
-    return process
-
-
-def _start_cluster() -> Cluster:
-    folder = Path(tempfile.mkdtemp(prefix="sounding-ray-"))  # short: Ray's sockets live there
-    address = f"127.0.0.1:{_free_port()}"
-    cluster = Cluster(address, [], folder)
-    head = [
-        str(Path(sys.executable).with_name("ray")),
-        "start",
-        "--head",
-        "--block",
-        "--node-ip-address=127.0.0.1",
-        f"--port={address.rpartition(':')[2]}",
-        "--include-dashboard=false",
-        f"--temp-dir={folder}",
-        "--num-cpus=2",
-        "--disable-usage-stats",
-    ]
-    try:
-        cluster.started.append(_started(head, folder / "head.log", "Ray runtime started"))
-        node = [sys.executable, str(NODE), address, "2"]
-        cluster.started.append(_started(node, folder / "node.log", "node started"))
-    except BaseException:
-        cluster.stop()
-        raise
-    return cluster
-
-
 @pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[Cluster]:
-    """The module's cluster, with this process connected to it as a driver."""
+def ray_cluster() -> Iterator[Any]:
+    """The module's cluster (a head and a node of 2 CPUs each), this process a driver of it."""
     ray = _need_ray()
-    cluster = _start_cluster()
+    cluster = CLUSTERS.LoopbackCluster(2, os.environ)
     try:
+        cluster.add_node(2)
         ray.init(address=cluster.address, log_to_driver=False, logging_level=logging.WARNING)
         deadline = time.monotonic() + 30
         while sum(node["Alive"] for node in ray.nodes()) < 2:
@@ -206,7 +121,7 @@ def _layout(suite: Path) -> set[str]:
 
 
 def test_the_quickstart_gives_the_same_verdicts_and_layout_on_ray(
-    quickstart: Path, sounding: Any, ray_cluster: Cluster, tmp_path: Path
+    quickstart: Path, sounding: Any, ray_cluster: Any, tmp_path: Path
 ) -> None:
     local = sounding("run", str(quickstart))
     local_files = _layout(quickstart)
@@ -228,7 +143,7 @@ SUPPORT = {  # scenario: its designed verdict and trials passed out of 4 (exampl
 
 
 def test_the_support_example_gives_its_verdicts_on_ray_set_in_sounding_toml(
-    ray_cluster: Cluster, tmp_path: Path
+    ray_cluster: Any, tmp_path: Path
 ) -> None:
     """[executor] kind = "ray", the cluster found through RAY_ADDRESS; the trials start a
     database, HTTP mocks and a mail server on the workers."""
@@ -267,7 +182,7 @@ QUICKSTART = {
 
 @pytest.mark.parametrize(("first", "then"), [("local", "ray"), ("ray", "local")])
 def test_a_run_resumes_on_the_other_executor(
-    quickstart: Path, ray_cluster: Cluster, first: str, then: str
+    quickstart: Path, ray_cluster: Any, first: str, then: str
 ) -> None:
     suite = load_suite(quickstart)
     options = RunOptions(parallel=1, executor=first)
@@ -281,7 +196,7 @@ def test_a_run_resumes_on_the_other_executor(
     assert lines == QUICKSTART
 
 
-def test_errors_not_the_agents_run_again_on_ray(quickstart: Path, ray_cluster: Cluster) -> None:
+def test_errors_not_the_agents_run_again_on_ray(quickstart: Path, ray_cluster: Any) -> None:
     """A trial whose error is not the agent's (a service did not start) runs again, as long
     as `--retry-errors` allows; the tries that erred are set aside under retried/."""
     case = quickstart / "cases/support.yaml"
@@ -365,7 +280,7 @@ def _gone(pids: list[int], within: float = 10) -> bool:
 
 
 def test_a_worker_killed_mid_trial_runs_that_trial_again(
-    suite: Any, tmp_path: Path, ray_cluster: Cluster
+    suite: Any, tmp_path: Path, ray_cluster: Any
 ) -> None:
     tries = _victim_suite(suite, tmp_path)
     killer = _kill_workers(tries, 1, tmp_path / "go")
@@ -383,7 +298,7 @@ def test_a_worker_killed_mid_trial_runs_that_trial_again(
 
 
 def test_a_trial_lost_again_and_again_is_left_for_resume(
-    suite: Any, tmp_path: Path, ray_cluster: Cluster
+    suite: Any, tmp_path: Path, ray_cluster: Any
 ) -> None:
     """Lost with its worker on every try the run gives it (3): the other trials finish, the
     run stops naming it, and `--resume` runs it; it is never counted as a failure."""
@@ -405,7 +320,7 @@ def test_a_trial_lost_again_and_again_is_left_for_resume(
 
 
 def test_ctrl_c_cancels_the_tasks_ends_their_agents_and_resumes(
-    suite: Any, tmp_path: Path, ray_cluster: Cluster
+    suite: Any, tmp_path: Path, ray_cluster: Any
 ) -> None:
     pids = tmp_path / "pids"
     pids.mkdir()
@@ -439,7 +354,7 @@ def test_ctrl_c_cancels_the_tasks_ends_their_agents_and_resumes(
 
 
 def test_a_timeout_ends_the_agents_process_group_on_the_worker(
-    suite: Any, tmp_path: Path, ray_cluster: Cluster
+    suite: Any, tmp_path: Path, ray_cluster: Any
 ) -> None:
     child = tmp_path / "child.pid"
     suite.agent(
@@ -470,7 +385,7 @@ def _host(address: str) -> str:
 
 
 def test_every_socket_of_the_cluster_is_on_127_0_0_1(
-    ray_cluster: Cluster, quickstart: Path, sounding: Any
+    ray_cluster: Any, quickstart: Path, sounding: Any
 ) -> None:
     """After a run on it, every TCP and UDP socket of the cluster's processes (and of this
     driver) is bound to and talks with 127.0.0.1: never the machine's other addresses."""

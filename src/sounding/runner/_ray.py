@@ -133,6 +133,7 @@ class RayExecutor:
     def __init__(self, ray: ModuleType, task: Any, work: Work, parallel: int) -> None:
         self.spent = 0.0
         self._ray, self._task, self._work = ray, task, work
+        self._settings = ray.put(work.settings)  # stored once, not sent with every task
         self._parallel = parallel
         self._running: dict[Any, _Task] = {}  # by the task's object ref
         self._meanwhile: list[Trial] = []
@@ -195,7 +196,7 @@ class RayExecutor:
             self._submit(plan)
 
     def _submit(self, plan: TrialPlan, lost: int = 0) -> None:
-        ref = self._task.remote(plan, self._work.settings)
+        ref = self._task.remote(plan, self._settings)
         limit = plan.scenario.timeout * self._work.settings.agent.attempts + GRACE
         task = _Task(plan, lost=lost)
         task.deadline = task.started + limit
