@@ -378,23 +378,104 @@ def test_a_timeout_ends_the_agents_process_group_on_the_worker(
     assert _gone([int(child.read_text())], within=2), "the agent's child outlived its timeout"
 
 
+def test_a_callable_agent_named_in_sounding_toml_runs_on_the_workers(
+    suite: Any, tmp_path: Path, ray_cluster: Any
+) -> None:
+    """`[agent] callable = "module:function"` travels as its name and is imported on the
+    worker: the same verdicts as on local threads (a pass, a wrong answer, an exception)."""
+    calls = tmp_path / "calls"
+    suite.callable_agent(
+        "agent_on_ray",
+        f"""
+        import os
+
+        def answer(prompt, context):
+            with open({str(calls)!r}, "a") as log:
+                log.write(f"{{os.getpid()}}\\n")
+            if "crash" in prompt:
+                raise RuntimeError("the agent fell over")
+            return "nope" if "wrong" in prompt else "ok"
+        """,
+    )
+    expect = "expect: [{final_answer_contains: ok}]"
+    suite.write(
+        "cases/c.yaml",
+        f"""
+        scenarios:
+          - {{id: good, user: hi, trials: 2, {expect}}}
+          - {{id: wrong, user: be wrong, {expect}}}
+          - {{id: crash, user: crash, {expect}}}
+        """,
+    )
+    loaded = load_suite(suite.root)
+    verdicts, pids = [], []
+    for executor in ("local", "ray"):
+        options = RunOptions(executor=executor)
+        result = run_suite(loaded, options, prepare_run(loaded, options))
+        verdicts.append({(s.scenario, s.verdict.value, s.passed) for s in result.summary.scenarios})
+        pids.append({int(line) for line in calls.read_text().split()})
+        calls.unlink()
+    assert (
+        verdicts[0]
+        == verdicts[1]
+        == {
+            ("good", "pass", 2),
+            ("wrong", "fail", 0),
+            ("crash", "fail", 0),
+        }
+    )
+    assert pids[0] == {os.getpid()} and pids[1] and os.getpid() not in pids[1], pids
+
+
+def test_a_judge_check_gives_the_same_verdict_on_ray(
+    suite: Any, llm_server: Any, ray_cluster: Any
+) -> None:
+    """The [judge] client travels as its settings and key; each worker opens its own
+    connection to the judge's server (a scripted one on 127.0.0.1 here), which answers
+    the trials in the other order on Ray: the same verdict, from answers asked anew."""
+    judge = f'\n[judge]\nprovider = "openai"\nbase_url = "{llm_server.url}/v1"\nmodel = "j"\n'
+    agent = (
+        "import os, sys; sys.stdin.read(); print('Dear team, note', os.environ['SOUNDING_TRIAL'])"
+    )
+    suite.agent(agent, extra_config=judge)
+    check = "{type: llm_as_judge, criteria: Is the note polite?}"
+    suite.write(
+        "cases/note.yaml",
+        f"scoring: {{pass_threshold: 0.8}}\nscenarios:\n  - id: polite\n    user: a note\n"
+        f"    trials: 2\n    invariants: {{tone: {{description: polite, check: {check}}}}}\n",
+    )
+    loaded = load_suite(suite.root)
+    polite = {"score": 0.9, "passed": True, "reason": "courteous"}
+    curt = {"score": 0.1, "passed": False, "reason": "curt"}
+    verdicts, trials = [], []
+    for executor, answers in (("local", (polite, curt)), ("ray", (curt, polite))):
+        for answer in answers:
+            llm_server.openai_call(answer)
+        options = RunOptions(executor=executor, parallel=1)
+        settings = prepare_run(loaded, options)
+        shutil.rmtree(settings.judge.config.cache_dir, ignore_errors=True)  # asked anew
+        result = run_suite(loaded, options, settings)
+        verdicts.append([(s.verdict.value, s.passed) for s in result.summary.scenarios])
+        trials.append([t["score"]["verdict"] for t in suite.trials(result.layout.root)])
+    assert verdicts == [[("flaky", 1)], [("flaky", 1)]]
+    assert trials == [["pass", "fail"], ["fail", "pass"]]
+    assert llm_server.hits == 4
+
+
 def _host(address: str) -> str:
     """The host of an `ss` address: `[::ffff:127.0.0.1]:80` → `127.0.0.1`."""
     host = address.rpartition(":")[0].strip("[]").removeprefix("::ffff:")
     return host.partition("%")[0]
 
 
-def test_every_socket_of_the_cluster_is_on_127_0_0_1(
-    ray_cluster: Any, quickstart: Path, sounding: Any
-) -> None:
+def test_every_socket_of_the_cluster_is_on_127_0_0_1(ray_cluster: Any, quickstart: Path) -> None:
     """After a run on it, every TCP and UDP socket of the cluster's processes (and of this
     driver) is bound to and talks with 127.0.0.1: never the machine's other addresses."""
     if shutil.which("ss") is None:
         pytest.skip("`ss` (iproute2) is not installed: the sockets cannot be listed")
-    done = sounding(
-        "run", str(quickstart), "--executor", "ray", "--ray-address", ray_cluster.address
-    )
-    assert done.returncode == 1, done.stdout + done.stderr
+    suite = load_suite(quickstart)
+    options = RunOptions(executor="ray", scenarios=["where-is-my-order"])
+    assert run_suite(suite, options, prepare_run(suite, options)).ran == 4
     ours = ray_cluster.pids() | {os.getpid()}
     listed = subprocess.run(["ss", "-tunapH"], capture_output=True, text=True, check=True).stdout
     seen, wrong = [], []

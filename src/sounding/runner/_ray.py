@@ -20,10 +20,11 @@ import os
 import shutil
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from sounding.runner._agent import ImportedCallable
 from sounding.runner._config import ExecutorConfig, SuiteConfigError
 from sounding.runner._plan import RunOptions
 from sounding.runner._trial import (
@@ -31,6 +32,7 @@ from sounding.runner._trial import (
     TrialSettings,
     TrialsLost,
     failed_trial,
+    overrun_trial,
     run_trial,
 )
 from sounding.store import Trial, write_trial
@@ -39,7 +41,9 @@ if TYPE_CHECKING:
     from sounding.runner._executors import Work
 
 GRACE = 60.0  # seconds past a trial's timeouts before its task is cancelled
+CALLABLE_GRACE = 10.0  # the same for a callable agent, which only a cancel can stop
 LOST_TRIES = 3  # runs of a trial whose worker keeps dying, before it is left for --resume
+_CANCELLED = 10.0  # seconds a cancelled task's worker has to end before its trial is written
 _TICK = 0.05  # seconds this process waits for an outcome between looks at Ctrl-C, deadlines
 _CHOSEN = 'the ray executor (--executor ray, [executor] kind = "ray")'
 
@@ -56,10 +60,10 @@ def _refused(options: RunOptions, settings: TrialSettings) -> str | None:
     """What of this run cannot travel to a Ray worker, or be scheduled there, in words."""
     if options.until_decided is not None:
         return "--until-decided (its schedule waits on outcomes in this process)"
-    if settings.agent.kind == "callable":
-        return "a callable agent ([agent] callable: a Python function of this process)"
-    if settings.judge is not None or settings.simulator is not None:
-        return "a suite with a [judge] or [simulator] (their clients hold connections)"
+    if settings.agent.kind == "callable" and not settings.agent.target:
+        return "a callable agent given as a Python object (name it in [agent] callable)"
+    if settings.simulator is not None:
+        return "a suite with a [simulator] (its users are not yet tested on Ray)"
     return None
 
 
@@ -106,6 +110,16 @@ def start(config: ExecutorConfig, work: Work, held: contextlib.ExitStack) -> Ray
     return RayExecutor(ray, task, work, parallel)
 
 
+def _shipped(settings: TrialSettings) -> TrialSettings:
+    """The settings as a worker gets them: a callable agent travels as its name, imported
+    on the worker (its function object belongs to this process)."""
+    agent = settings.agent
+    if agent.kind != "callable":
+        return settings
+    function = ImportedCallable(agent.target, settings.suite_root)
+    return replace(settings, agent=replace(agent, function=function))
+
+
 def _unreachable(address: str, exc: ConnectionError) -> str:
     """Why `ray.init` found no cluster at `address`, with what usually makes it answer."""
     return (
@@ -133,7 +147,7 @@ class RayExecutor:
     def __init__(self, ray: ModuleType, task: Any, work: Work, parallel: int) -> None:
         self.spent = 0.0
         self._ray, self._task, self._work = ray, task, work
-        self._settings = ray.put(work.settings)  # stored once, not sent with every task
+        self._settings = ray.put(_shipped(work.settings))  # stored once, not sent per task
         self._parallel = parallel
         self._running: dict[Any, _Task] = {}  # by the task's object ref
         self._meanwhile: list[Trial] = []
@@ -174,10 +188,12 @@ class RayExecutor:
         for ref in rest:
             self._ray.cancel(ref, force=True)
         if rest:  # a cancel is only asked for: wait until those workers are gone, so that
-            # none writes into a trial folder a resume has cleared and runs again; one that
-            # finished before the cancel reached it is counted with the others
-            ended, _ = self._ray.wait(rest, num_returns=len(rest), timeout=grace)
-            ready = [*ready, *ended]
+            # none writes into a trial folder a resume runs again. What a cancelled task
+            # stored is not kept: Ray may end its agent before its worker, which then records
+            # the kill as the agent's; its trial runs again on resume
+            self._ray.wait(rest, num_returns=len(rest), timeout=grace)
+        for ref in rest:
+            shutil.rmtree(self._running[ref].plan.folder, ignore_errors=True)
         for ref in ready:
             with contextlib.suppress(Exception):  # a task cancelled or failed finished nothing
                 if (trial := self._result(ref)) is not None:
@@ -197,7 +213,9 @@ class RayExecutor:
 
     def _submit(self, plan: TrialPlan, lost: int = 0) -> None:
         ref = self._task.remote(plan, self._settings)
-        limit = plan.scenario.timeout * self._work.settings.agent.attempts + GRACE
+        agent = self._work.settings.agent
+        grace = CALLABLE_GRACE if agent.kind == "callable" else GRACE
+        limit = plan.scenario.timeout * agent.attempts + grace
         task = _Task(plan, lost=lost)
         task.deadline = task.started + limit
         self._running[ref] = task
@@ -245,10 +263,18 @@ class RayExecutor:
             if task.deadline > now:
                 continue
             self._ray.cancel(ref, force=True)
+            self._ray.wait([ref], timeout=_CANCELLED)  # its worker gone: no later writes
             del self._running[ref]
-            trial = _overrun(task, now)
+            trial = self._overrun(task, now)
             write_trial(task.plan.folder, trial)
             yield from self._settled(task.plan, trial)
+
+    def _overrun(self, task: _Task, now: float) -> Trial:
+        """A task still running past its deadline, cancelled: a callable's trial is recorded
+        as a local run records it (timed out, the agent's error); any other is the harness's."""
+        if self._work.settings.agent.kind == "callable":
+            return overrun_trial(task.plan, task.plan.scenario.timeout, task.started)
+        return _overrun(task, now)
 
 
 def _overrun(task: _Task, now: float) -> Trial:

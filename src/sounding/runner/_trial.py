@@ -68,6 +68,7 @@ class Agent:
     attempts: int = 3
     sandbox: bool = False
     network: str = "auto"  # in the sandbox: "on", "off", or on for a case with services
+    target: str = ""  # a callable's `module:function`, as `[agent] callable` names it
 
     def run(self, given: TurnInput, args: list[str]) -> AgentRun:
         if self.kind == "command":
