@@ -19,6 +19,7 @@ is one node: it does what `ray start --address ... --block` does once that check
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -50,10 +51,13 @@ class ClusterError(RuntimeError):
 
 
 class LoopbackCluster:
-    """`ray start --head` with `head_cpus` CPUs on a free port of 127.0.0.1; `add_node`
-    joins more. `env` is the whole environment of its processes (`loopback_env` in it)."""
+    """`ray start --head` with `head_cpus` CPUs (and the custom `resources`) on a free port of
+    127.0.0.1; `add_node` joins more. `env` is the whole environment of its processes
+    (`loopback_env` in it)."""
 
-    def __init__(self, head_cpus: int, env: Mapping[str, str]) -> None:
+    def __init__(
+        self, head_cpus: int, env: Mapping[str, str], resources: Mapping[str, float] = {}
+    ) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="sounding-ray-"))  # short: sockets live there
         self.address = f"127.0.0.1:{_free_port()}"
         self.started: list[subprocess.Popen[bytes]] = []
@@ -68,6 +72,7 @@ class LoopbackCluster:
             "--include-dashboard=false",
             f"--temp-dir={self.folder}",
             f"--num-cpus={head_cpus}",
+            f"--resources={json.dumps(dict(resources))}",
             "--disable-usage-stats",
         ]
         self._start(head, "head", "Ray runtime started")

@@ -14,6 +14,7 @@ SOUNDING_REQUIRE_SERVICES=1 (CI installs it with the dev extra).
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import logging
 import os
@@ -86,9 +87,10 @@ def ray_environment() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[Any]:
-    """The module's cluster (a head and a node of 2 CPUs each), this process a driver of it."""
+    """The module's cluster (a head and a node of 2 CPUs each, the head holding one
+    `licence`), this process a driver of it."""
     ray = _need_ray()
-    cluster = CLUSTERS.LoopbackCluster(2, os.environ)
+    cluster = CLUSTERS.LoopbackCluster(2, os.environ, {"licence": 1})
     try:
         cluster.add_node(2)
         ray.init(address=cluster.address, log_to_driver=False, logging_level=logging.WARNING)
@@ -460,6 +462,37 @@ def test_a_judge_check_gives_the_same_verdict_on_ray(
     assert verdicts == [[("flaky", 1)], [("flaky", 1)]]
     assert trials == [["pass", "fail"], ["fail", "pass"]]
     assert llm_server.hits == 4
+
+
+def test_a_scenario_s_resources_are_held_by_each_of_its_trials(
+    suite: Any, tmp_path: Path, ray_cluster: Any
+) -> None:
+    """`resources: {licence: 1}` on a cluster of one licence: its trials run one at a time
+    however many may run at once; asking for more than the cluster has is refused before
+    any trial, naming the scenario's line."""
+    spans = tmp_path / "spans"
+    suite.agent(
+        f"""
+        import sys, time
+        sys.stdin.read()
+        started = time.time()
+        time.sleep(0.3)
+        with open({str(spans)!r}, "a") as log:
+            log.write(f"{{started}} {{time.time()}}\\n")
+        print("done")
+        """
+    )
+    case = suite.write("cases/c.yaml", "scenarios:\n  - {id: s, user: hi, trials: 3}\n")
+    case.write_text(case.read_text().replace("trials: 3}", "trials: 3, resources: {licence: 1}}"))
+    loaded = load_suite(suite.root)
+    options = RunOptions(executor="ray", parallel=3)
+    assert run_suite(loaded, options, prepare_run(loaded, options)).ran == 3
+    times = sorted(tuple(map(float, line.split())) for line in spans.read_text().splitlines())
+    assert all(end <= start for (_, end), (start, _) in itertools.pairwise(times))
+    case.write_text(case.read_text().replace("licence: 1", "licence: 2"))
+    loaded = load_suite(suite.root)
+    with pytest.raises(SuiteConfigError, match=r"c\.yaml:2: scenario 's' needs 2 licence .* has 1"):
+        run_suite(loaded, options, prepare_run(loaded, options))
 
 
 def _host(address: str) -> str:

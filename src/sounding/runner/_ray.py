@@ -35,6 +35,7 @@ from sounding.runner._trial import (
     overrun_trial,
     run_trial,
 )
+from sounding.spec import Case
 from sounding.store import Trial, write_trial
 
 if TYPE_CHECKING:
@@ -104,10 +105,36 @@ def start(config: ExecutorConfig, work: Work, held: contextlib.ExitStack) -> Ray
         except ConnectionError as exc:
             raise SuiteConfigError(_unreachable(address, exc)) from None
         held.callback(ray.shutdown)
-    task = ray.remote(run_on_worker).options(num_cpus=config.num_cpus, max_retries=0)
-    cpus = ray.cluster_resources().get("CPU", 1)
-    parallel = work.parallel or max(1, int(cpus // config.num_cpus))
-    return RayExecutor(ray, task, work, parallel)
+    has = ray.cluster_resources()
+    _check_resources(work.cases, has, config.num_cpus)
+    parallel = work.parallel or max(1, int(has.get("CPU", 1) // config.num_cpus))
+    return RayExecutor(ray, config.num_cpus, work, parallel)
+
+
+def _scheduling(resources: dict[str, float]) -> dict[str, Any]:
+    """A scenario's `resources:` as Ray's task options: CPU and GPU are Ray's own."""
+    own = {"CPU": "num_cpus", "GPU": "num_gpus"}
+    options: dict[str, Any] = {own[name]: n for name, n in resources.items() if name in own}
+    custom = {name: n for name, n in resources.items() if name not in own}
+    return {**options, "resources": custom} if custom else options
+
+
+def _check_resources(cases: list[Case], has: dict[str, float], cpus: float) -> None:
+    """Before any trial: a scenario asking for more of a resource than the whole cluster
+    has would wait forever; refuse it, naming where it asks and what the cluster has."""
+    for case in cases:
+        for scenario in case.scenarios:
+            for name, amount in {"CPU": cpus, **scenario.resources}.items():
+                if has.get(name, 0) >= amount:
+                    continue
+                where = f"{case.path}:{scenario.line}" if scenario.line else str(case.path)
+                listed = ", ".join(f"{k} {v:g}" for k, v in sorted(has.items()) if "node:" not in k)
+                raise SuiteConfigError(
+                    f"{where}: scenario '{scenario.id}' needs {amount:g} {name} per trial and "
+                    f"the Ray cluster has {has.get(name, 0):g} (it has: {listed}): start nodes "
+                    "that declare it (`ray start --resources '{\"NAME\": N}'`, `--num-gpus`) "
+                    "or take it out of the scenario's `resources:`"
+                )
 
 
 def _shipped(settings: TrialSettings) -> TrialSettings:
@@ -144,9 +171,11 @@ class _Task:
 class RayExecutor:
     """Trials as Ray tasks, up to `parallel` at once; outcomes taken in the calling thread."""
 
-    def __init__(self, ray: ModuleType, task: Any, work: Work, parallel: int) -> None:
+    def __init__(self, ray: ModuleType, cpus: float, work: Work, parallel: int) -> None:
         self.spent = 0.0
-        self._ray, self._task, self._work = ray, task, work
+        self._ray, self._work = ray, work
+        self._task = ray.remote(run_on_worker)
+        self._options = {"num_cpus": cpus, "max_retries": 0}  # a scenario's resources added
         self._settings = ray.put(_shipped(work.settings))  # stored once, not sent per task
         self._parallel = parallel
         self._running: dict[Any, _Task] = {}  # by the task's object ref
@@ -212,13 +241,14 @@ class RayExecutor:
             self._submit(plan)
 
     def _submit(self, plan: TrialPlan, lost: int = 0) -> None:
-        ref = self._task.remote(plan, self._settings)
+        options = {**self._options, **_scheduling(plan.scenario.resources)}
+        ref = self._task.options(**options).remote(plan, self._settings)
         agent = self._work.settings.agent
         grace = CALLABLE_GRACE if agent.kind == "callable" else GRACE
         limit = plan.scenario.timeout * agent.attempts + grace
-        task = _Task(plan, lost=lost)
-        task.deadline = task.started + limit
-        self._running[ref] = task
+        submitted = _Task(plan, lost=lost)
+        submitted.deadline = submitted.started + limit
+        self._running[ref] = submitted
 
     def _result(self, ref: Any) -> Trial | None:
         """The task's trial, or None when its worker died under it; a fault of the harness

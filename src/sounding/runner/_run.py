@@ -145,7 +145,9 @@ def _run(
         # trials at once: `--parallel`, else `[defaults] parallel`, else the executor's own
         parallel = options.parallel or suite.config.defaults.parallel
         retries = Retries(options.retry_errors, partial(_set_aside, layout))
-        work = Work(plans, count, settings, parallel, hooks.interrupted, options.max_cost, retries)
+        work = Work(
+            plans, count, settings, parallel, hooks.interrupted, options.max_cost, retries, cases
+        )
         pool = start_executor(executor, work, held)
         _execute(pool, collected, _progress(hooks, plans, collected))
         if retries.done:
