@@ -495,6 +495,46 @@ def test_a_scenario_s_resources_are_held_by_each_of_its_trials(
         run_suite(loaded, options, prepare_run(loaded, options))
 
 
+SIMULATED = """
+scenarios:
+  - id: rebook
+    user:
+      - Hi, I need to change my flight.
+      - simulate: {goal: Move reservation ABC123 to the next day, max_turns: 3}
+    expect: [{final_answer_contains: tomorrow}]
+"""
+
+
+def test_a_simulated_user_plays_the_same_conversation_on_ray(
+    suite: Any, llm_server: Any, ray_cluster: Any
+) -> None:
+    """The [simulator] client travels like the judge's: the worker asks the scripted model
+    for the user's turns, and the trial reads as the local one does."""
+    config = f'\n[simulator]\nmodel = "user-model"\nbase_url = "{llm_server.url}/v1"\n'
+    agent = (
+        "import sys; prompt = sys.stdin.read()\n"
+        "print('Done: ABC123 moves to tomorrow.' if 'ABC123' in prompt else 'Which one?')\n"
+    )
+    suite.agent(agent, extra_config=config)
+    suite.write("cases/trip.yaml", SIMULATED)
+    loaded = load_suite(suite.root)
+    seen = []
+    for executor in ("local", "ray"):
+        for message, done in (("It is ABC123.", False), ("Thanks, that is all.", True)):
+            llm_server.openai_call({"message": message, "done": done}, name="user_turn")
+        options = RunOptions(executor=executor)
+        settings = prepare_run(loaded, options)
+        assert settings.simulator is not None
+        shutil.rmtree(settings.simulator.config.cache_dir, ignore_errors=True)  # asked anew
+        result = run_suite(loaded, options, settings)
+        (trial,) = suite.trials(result.layout.root)
+        turns = [(t["message"], t["done"]) for t in trial["simulated"]["turns"]]
+        seen.append((result.summary.exit_code, trial["record"]["user_turns"], turns))
+    assert seen[0] == seen[1]
+    assert seen[0][0] == 0 and seen[0][1][-1] == "It is ABC123."
+    assert llm_server.hits == 4
+
+
 def _host(address: str) -> str:
     """The host of an `ss` address: `[::ffff:127.0.0.1]:80` → `127.0.0.1`."""
     host = address.rpartition(":")[0].strip("[]").removeprefix("::ffff:")

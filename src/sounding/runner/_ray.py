@@ -63,8 +63,6 @@ def _refused(options: RunOptions, settings: TrialSettings) -> str | None:
         return "--until-decided (its schedule waits on outcomes in this process)"
     if settings.agent.kind == "callable" and not settings.agent.target:
         return "a callable agent given as a Python object (name it in [agent] callable)"
-    if settings.simulator is not None:
-        return "a suite with a [simulator] (its users are not yet tested on Ray)"
     return None
 
 
