@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -580,6 +581,13 @@ def test_what_ray_cannot_run_yet_is_refused_before_any_trial(quickstart: Path) -
         run_suite(suite, replace(options, until_decided=StopRule()), settings)
     with pytest.raises(SuiteConfigError, match="--ray-address goes with --executor ray"):
         run_suite(suite, RunOptions(ray_address="127.0.0.1:6379"), settings)
+    with socket.socket() as closed:  # a port nothing listens on once it is closed
+        closed.bind(("127.0.0.1", 0))
+        nowhere = f"127.0.0.1:{closed.getsockname()[1]}"
+    with pytest.raises(
+        SuiteConfigError, match=f"could not connect to the Ray cluster at {nowhere}"
+    ):
+        run_suite(suite, replace(options, ray_address=nowhere), settings)
     assert not (quickstart / "results").exists() or not any((quickstart / "results").iterdir())
 
 

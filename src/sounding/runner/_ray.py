@@ -18,6 +18,7 @@ import contextlib
 import logging
 import os
 import shutil
+import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -45,16 +46,36 @@ GRACE = 60.0  # seconds past a trial's timeouts before its task is cancelled
 CALLABLE_GRACE = 10.0  # the same for a callable agent, which only a cancel can stop
 LOST_TRIES = 3  # runs of a trial whose worker keeps dying, before it is left for --resume
 _CANCELLED = 10.0  # seconds a cancelled task's worker has to end before its trial is written
+_PROBE = 5.0  # seconds a cluster's address has to accept a connection
 _TICK = 0.05  # seconds this process waits for an outcome between looks at Ctrl-C, deadlines
 _CHOSEN = 'the ray executor (--executor ray, [executor] kind = "ray")'
 
 
 def check(config: ExecutorConfig, options: RunOptions, settings: TrialSettings) -> None:
-    """Refuse, before the run starts, what cannot run as Ray tasks yet."""
+    """Refuse, before the run starts, what cannot run as Ray tasks yet, and a cluster
+    address where nothing answers."""
     _ray()
     why = _refused(options, settings)
     if why:
         raise SuiteConfigError(f"{_CHOSEN} cannot run {why} yet; run it with --executor local")
+    _answers(_address(config))
+
+
+def _address(config: ExecutorConfig) -> str:
+    """--ray-address, else [executor] address, else RAY_ADDRESS, else a local instance."""
+    return config.address or os.environ.get("RAY_ADDRESS") or "local"
+
+
+def _answers(address: str) -> None:
+    """A cluster's `HOST:PORT` accepts connections, or an error now: Ray itself would retry
+    for minutes. Other forms (`local`, `auto`, `ray://...`) are left to Ray."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or "/" in host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_PROBE).close()
+    except OSError as exc:
+        raise SuiteConfigError(_unreachable(address, exc)) from None
 
 
 def _refused(options: RunOptions, settings: TrialSettings) -> str | None:
@@ -96,7 +117,7 @@ def start(config: ExecutorConfig, work: Work, held: contextlib.ExitStack) -> Ray
     """Connect to Ray (or start a local instance, shut down with `held`) and get ready."""
     ray = _ray()
     if not ray.is_initialized():
-        address = config.address or os.environ.get("RAY_ADDRESS") or "local"
+        address = _address(config)
         local = {"include_dashboard": False} if address == "local" else {}
         try:
             ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING, **local)
@@ -145,7 +166,7 @@ def _shipped(settings: TrialSettings) -> TrialSettings:
     return replace(settings, agent=replace(agent, function=function))
 
 
-def _unreachable(address: str, exc: ConnectionError) -> str:
+def _unreachable(address: str, exc: OSError) -> str:
     """Why `ray.init` found no cluster at `address`, with what usually makes it answer."""
     return (
         f"{_CHOSEN} could not connect to the Ray cluster at {address} ({exc}). Check that it "
