@@ -386,21 +386,26 @@ def test_a_callable_agent_named_in_sounding_toml_runs_on_the_workers(
     suite: Any, tmp_path: Path, ray_cluster: Any
 ) -> None:
     """`[agent] callable = "module:function"` travels as its name and is imported on the
-    worker: the same verdicts as on local threads (a pass, a wrong answer, an exception)."""
+    worker: the same verdicts as on local threads (a pass, a wrong answer, an exception,
+    and a call that never returns, which Ray ends by cancelling its task past the grace)."""
     calls = tmp_path / "calls"
     suite.callable_agent(
         "agent_on_ray",
         f"""
-        import os
+        import os, time
 
         def answer(prompt, context):
             with open({str(calls)!r}, "a") as log:
                 log.write(f"{{os.getpid()}}\\n")
+            if "hang" in prompt:
+                time.sleep(30)
             if "crash" in prompt:
                 raise RuntimeError("the agent fell over")
             return "nope" if "wrong" in prompt else "ok"
         """,
     )
+    config = suite.root / "sounding.toml"  # one attempt; cancelled 1 s past the timeout
+    config.write_text(config.read_text() + "attempts = 1\n[executor]\ngrace = 1\n")
     expect = "expect: [{final_answer_contains: ok}]"
     suite.write(
         "cases/c.yaml",
@@ -409,16 +414,18 @@ def test_a_callable_agent_named_in_sounding_toml_runs_on_the_workers(
           - {{id: good, user: hi, trials: 2, {expect}}}
           - {{id: wrong, user: be wrong, {expect}}}
           - {{id: crash, user: crash, {expect}}}
+          - {{id: hang, user: hang, timeout: 0.5s, {expect}}}
         """,
     )
     loaded = load_suite(suite.root)
-    verdicts, pids = [], []
+    verdicts, pids, hung = [], [], []
     for executor in ("local", "ray"):
         options = RunOptions(executor=executor)
         result = run_suite(loaded, options, prepare_run(loaded, options))
         verdicts.append({(s.scenario, s.verdict.value, s.passed) for s in result.summary.scenarios})
         pids.append({int(line) for line in calls.read_text().split()})
         calls.unlink()
+        hung += [t["reason"] for t in suite.trials(result.layout.root) if t["scenario"] == "hang"]
     assert (
         verdicts[0]
         == verdicts[1]
@@ -426,8 +433,10 @@ def test_a_callable_agent_named_in_sounding_toml_runs_on_the_workers(
             ("good", "pass", 2),
             ("wrong", "fail", 0),
             ("crash", "fail", 0),
+            ("hang", "error", 0),
         }
     )
+    assert hung[0] == hung[1] and "timed out after 0.5s" in hung[0], hung
     assert pids[0] == {os.getpid()} and pids[1] and os.getpid() not in pids[1], pids
 
 

@@ -4,7 +4,7 @@ The worker writes the trial's folder in place, with the same atomic writes as a 
 so its machine must see the run's results folder and the suite where this process does (one
 machine, or a shared filesystem). This process submits up to `parallel` tasks at once,
 takes each outcome as it finishes, and ends a task still running past its deadline (its
-scenario's timeout for every attempt of the agent, plus `GRACE`) with
+scenario's timeout for every attempt of the agent, plus a grace) with
 `ray.cancel(force=True)`: that trial is recorded as an error of the harness. A trial whose
 worker died under it (killed, out of memory, its node gone) is no outcome: its folder is
 cleared and it runs again, up to `LOST_TRIES` times in all, then it is left unfinished for
@@ -127,7 +127,7 @@ def start(config: ExecutorConfig, work: Work, held: contextlib.ExitStack) -> Ray
     has = ray.cluster_resources()
     _check_resources(work.cases, has, config.num_cpus)
     parallel = work.parallel or max(1, int(has.get("CPU", 1) // config.num_cpus))
-    return RayExecutor(ray, config.num_cpus, work, parallel)
+    return RayExecutor(ray, config, work, parallel)
 
 
 def _scheduling(resources: dict[str, float]) -> dict[str, Any]:
@@ -190,11 +190,13 @@ class _Task:
 class RayExecutor:
     """Trials as Ray tasks, up to `parallel` at once; outcomes taken in the calling thread."""
 
-    def __init__(self, ray: ModuleType, cpus: float, work: Work, parallel: int) -> None:
+    def __init__(self, ray: ModuleType, config: ExecutorConfig, work: Work, parallel: int) -> None:
         self.spent = 0.0
         self._ray, self._work = ray, work
         self._task = ray.remote(run_on_worker)
-        self._options = {"num_cpus": cpus, "max_retries": 0}  # a scenario's resources added
+        self._options = {"num_cpus": config.num_cpus, "max_retries": 0}  # + a scenario's
+        callable_agent = work.settings.agent.kind == "callable"
+        self._grace = config.grace or (CALLABLE_GRACE if callable_agent else GRACE)
         self._settings = ray.put(_shipped(work.settings))  # stored once, not sent per task
         self._parallel = parallel
         self._running: dict[Any, _Task] = {}  # by the task's object ref
@@ -262,9 +264,7 @@ class RayExecutor:
     def _submit(self, plan: TrialPlan, lost: int = 0) -> None:
         options = {**self._options, **_scheduling(plan.scenario.resources)}
         ref = self._task.options(**options).remote(plan, self._settings)
-        agent = self._work.settings.agent
-        grace = CALLABLE_GRACE if agent.kind == "callable" else GRACE
-        limit = plan.scenario.timeout * agent.attempts + grace
+        limit = plan.scenario.timeout * self._work.settings.agent.attempts + self._grace
         submitted = _Task(plan, lost=lost)
         submitted.deadline = submitted.started + limit
         self._running[ref] = submitted
@@ -323,13 +323,13 @@ class RayExecutor:
         as a local run records it (timed out, the agent's error); any other is the harness's."""
         if self._work.settings.agent.kind == "callable":
             return overrun_trial(task.plan, task.plan.scenario.timeout, task.started)
-        return _overrun(task, now)
+        return _overrun(task, now, self._grace)
 
 
-def _overrun(task: _Task, now: float) -> Trial:
+def _overrun(task: _Task, now: float, grace: float) -> Trial:
     """A task still running past its deadline, cancelled: an error of the harness."""
     reason = (
         f"its Ray task was still running {now - task.started:.1f}s after it was submitted, "
-        f"past the scenario's timeout and a grace of {GRACE:.0f}s, and was cancelled"
+        f"past the scenario's timeout and a grace of {grace:g}s, and was cancelled"
     )
     return failed_trial(task.plan, reason, task.started, kind="harness")
