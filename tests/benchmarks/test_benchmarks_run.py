@@ -31,6 +31,7 @@ TINY = {
     "count_many.py": ["--scenarios", "3"],
     "probe_hostile.py": ["--trials", "40", "--kills", "2"],
     "bench_proxy.py": ["--calls", "5", "--cassette", "5"],
+    "bench_ray.py": ["--trials", "4", "--sleep", "0.01"],
     "simulate_adaptive.py": ["--scenarios", "200"],
     "bench_report.py": ["--scenarios", "2", "--trials", "3", "--checks", "4"],
     "bench_view.py": ["--trials", "30"],
@@ -44,6 +45,7 @@ TARGETS = {
     "bench_rescore.py": ["time ratio rescore_run / floor", "score peak memory 5 -> 20"],
     "count_many.py": [],  # counts, no targets
     "bench_proxy.py": ["added by the proxy, median", "replayed in"],
+    "bench_ray.py": ["time ratio ray / local", "throughput per doubling"],
     "simulate_adaptive.py": ["rate 1.0 or 0.0 called flaky", "trials adaptive / fixed"],
     "bench_report.py": ["CPU of the report of 6 trials"],
     "bench_view.py": ["run page, first request", "trial page, median"],
@@ -146,6 +148,7 @@ def test_peak_memory_is_the_measured_program_s_own(tiny_runs: dict[str, Script])
         ("count_many.py", ["--scenarios", "0"]),
         ("probe_hostile.py", ["--trials", "0"]),
         ("bench_proxy.py", ["--calls", "0"]),
+        ("bench_ray.py", ["--trials", "0"]),
         ("simulate_adaptive.py", ["--scenarios", "0"]),
         ("bench_view.py", ["--trials", "0"]),
     ],

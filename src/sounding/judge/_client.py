@@ -68,8 +68,20 @@ class JudgeClient:
         self.config = config
         self.rejudge = rejudge
         self.cached_only = cached_only  # a request the cache cannot answer is a JudgeError
-        self._transport = transport(config, api_key(config, environ))
+        self._key = api_key(config, environ)
+        self._transport = transport(config, self._key)
         self.spent: list[Usage] = []
+
+    def __copy__(self) -> JudgeClient:
+        """A shallow copy, sharing the connection (`metered`), not a rebuilt client."""
+        twin = object.__new__(JudgeClient)
+        twin.__dict__.update(self.__dict__)
+        return twin
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled (sent to a Ray worker), a client is its settings and key: the copy opens
+        connections of its own and counts its own calls."""
+        return (_rebuilt, (self.config, self.rejudge, self.cached_only, self._key))
 
     def metered(self) -> JudgeClient:
         """The same judge (server, cache, connection) counting its calls in a `spent` of its
@@ -177,3 +189,10 @@ def request_digest(config: JudgeConfig, call: Call, tool: VerdictTool | None) ->
     }
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _rebuilt(config: JudgeConfig, rejudge: bool, cached_only: bool, key: str) -> JudgeClient:
+    """A pickled client, unpickled: the same judge, its key given as its variable holds it."""
+    return JudgeClient(
+        config, rejudge=rejudge, cached_only=cached_only, environ={config.key_env: key}
+    )

@@ -218,6 +218,18 @@ def load_callable(target: str, suite_root: Path) -> Any:
     return function
 
 
+@dataclass(frozen=True)
+class ImportedCallable:
+    """A callable agent as another process finds it: `module:function` imported there, with
+    the suite folder on its import path, when first called (a Ray worker's copy of it)."""
+
+    target: str
+    suite_root: Path
+
+    def __call__(self, prompt: str, context: AgentContext) -> Any:
+        return load_callable(self.target, self.suite_root)(prompt, context)
+
+
 def run_callable(function: Any, given: TurnInput) -> AgentRun:
     """Call `function(prompt, context)` per turn, in the calling thread.
 

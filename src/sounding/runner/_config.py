@@ -99,6 +99,9 @@ class ExecutorConfig(_Strict):
     kind: Literal["local", "ray"] = "local"
     address: str | None = None  # of a running Ray cluster; else RAY_ADDRESS, else a new one
     num_cpus: float = Field(default=1, gt=0)  # the CPUs each trial's Ray task declares
+    # seconds past a trial's timeouts before its Ray task is cancelled (None: 60, or 10 for
+    # a callable agent, which nothing else stops)
+    grace: float | None = Field(default=None, gt=0)
 
 
 class SuiteFile(_Strict):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from sounding.runner import _ray
@@ -20,6 +20,7 @@ from sounding.runner._config import ExecutorConfig, Suite, SuiteConfigError
 from sounding.runner._plan import RunOptions
 from sounding.runner._pool import Plans, Retries, TrialPool
 from sounding.runner._trial import TrialSettings
+from sounding.spec import Case
 from sounding.store import Trial
 
 
@@ -52,7 +53,8 @@ class Executor(Protocol):
 class Work:
     """What a run hands its executor: the trials to take, at most `count` of them, and how
     to run them. `parallel` is the user's choice (`--parallel`, `[defaults] parallel`), or
-    None for the executor's own default."""
+    None for the executor's own default; `cases` are the run's, for what an executor checks
+    before its first trial (the resources their scenarios ask for)."""
 
     plans: Plans
     count: int
@@ -61,6 +63,7 @@ class Work:
     interrupted: Callable[[], bool]
     max_cost: float | None
     retries: Retries
+    cases: list[Case] = field(default_factory=list)
 
 
 def _local(config: ExecutorConfig, work: Work, held: contextlib.ExitStack) -> Executor:

@@ -4,9 +4,12 @@ The worker writes the trial's folder in place, with the same atomic writes as a 
 so its machine must see the run's results folder and the suite where this process does (one
 machine, or a shared filesystem). This process submits up to `parallel` tasks at once,
 takes each outcome as it finishes, and ends a task still running past its deadline (its
-scenario's timeout for every attempt of the agent, plus `GRACE`) with
-`ray.cancel(force=True)`: that trial is recorded as an error of the harness. Ray is
-imported only when this executor is chosen (`pip install 'sounding[ray]'`).
+scenario's timeout for every attempt of the agent, plus a grace) with
+`ray.cancel(force=True)`: that trial is recorded as an error of the harness. A trial whose
+worker died under it (killed, out of memory, its node gone) is no outcome: its folder is
+cleared and it runs again, up to `LOST_TRIES` times in all, then it is left unfinished for
+`--resume` while the other trials go on. Ray is imported only when this executor is chosen
+(`pip install 'sounding[ray]'`).
 """
 
 from __future__ import annotations
@@ -14,41 +17,73 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
+import socket
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from sounding.runner._agent import ImportedCallable
 from sounding.runner._config import ExecutorConfig, SuiteConfigError
 from sounding.runner._plan import RunOptions
-from sounding.runner._trial import TrialPlan, TrialSettings, failed_trial, run_trial
+from sounding.runner._trial import (
+    TrialPlan,
+    TrialSettings,
+    TrialsLost,
+    failed_trial,
+    overrun_trial,
+    run_trial,
+)
+from sounding.spec import Case
 from sounding.store import Trial, write_trial
 
 if TYPE_CHECKING:
     from sounding.runner._executors import Work
 
 GRACE = 60.0  # seconds past a trial's timeouts before its task is cancelled
+CALLABLE_GRACE = 10.0  # the same for a callable agent, which only a cancel can stop
+LOST_TRIES = 3  # runs of a trial whose worker keeps dying, before it is left for --resume
+_CANCELLED = 10.0  # seconds a cancelled task's worker has to end before its trial is written
+_PROBE = 5.0  # seconds a cluster's address has to accept a connection
 _TICK = 0.05  # seconds this process waits for an outcome between looks at Ctrl-C, deadlines
 _CHOSEN = 'the ray executor (--executor ray, [executor] kind = "ray")'
 
 
 def check(config: ExecutorConfig, options: RunOptions, settings: TrialSettings) -> None:
-    """Refuse, before the run starts, what cannot run as Ray tasks yet."""
+    """Refuse, before the run starts, what cannot run as Ray tasks yet, and a cluster
+    address where nothing answers."""
     _ray()
     why = _refused(options, settings)
     if why:
         raise SuiteConfigError(f"{_CHOSEN} cannot run {why} yet; run it with --executor local")
+    _answers(_address(config))
+
+
+def _address(config: ExecutorConfig) -> str:
+    """--ray-address, else [executor] address, else RAY_ADDRESS, else a local instance."""
+    return config.address or os.environ.get("RAY_ADDRESS") or "local"
+
+
+def _answers(address: str) -> None:
+    """A cluster's `HOST:PORT` accepts connections, or an error now: Ray itself would retry
+    for minutes. Other forms (`local`, `auto`, `ray://...`) are left to Ray."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or "/" in host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_PROBE).close()
+    except OSError as exc:
+        raise SuiteConfigError(_unreachable(address, exc)) from None
 
 
 def _refused(options: RunOptions, settings: TrialSettings) -> str | None:
     """What of this run cannot travel to a Ray worker, or be scheduled there, in words."""
     if options.until_decided is not None:
         return "--until-decided (its schedule waits on outcomes in this process)"
-    if settings.agent.kind == "callable":
-        return "a callable agent ([agent] callable: a Python function of this process)"
-    if settings.judge is not None or settings.simulator is not None:
-        return "a suite with a [judge] or [simulator] (their clients hold connections)"
+    if settings.agent.kind == "callable" and not settings.agent.target:
+        return "a callable agent given as a Python object (name it in [agent] callable)"
     return None
 
 
@@ -82,34 +117,91 @@ def start(config: ExecutorConfig, work: Work, held: contextlib.ExitStack) -> Ray
     """Connect to Ray (or start a local instance, shut down with `held`) and get ready."""
     ray = _ray()
     if not ray.is_initialized():
-        address = config.address or os.environ.get("RAY_ADDRESS") or "local"
+        address = _address(config)
         local = {"include_dashboard": False} if address == "local" else {}
-        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING, **local)
+        try:
+            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING, **local)
+        except ConnectionError as exc:
+            raise SuiteConfigError(_unreachable(address, exc)) from None
         held.callback(ray.shutdown)
-    task = ray.remote(run_on_worker).options(num_cpus=config.num_cpus, max_retries=0)
-    cpus = ray.cluster_resources().get("CPU", 1)
-    parallel = work.parallel or max(1, int(cpus // config.num_cpus))
-    return RayExecutor(ray, task, work, parallel)
+    has = ray.cluster_resources()
+    _check_resources(work.cases, has, config.num_cpus)
+    parallel = work.parallel or max(1, int(has.get("CPU", 1) // config.num_cpus))
+    return RayExecutor(ray, config, work, parallel)
+
+
+def _scheduling(resources: dict[str, float]) -> dict[str, Any]:
+    """A scenario's `resources:` as Ray's task options: CPU and GPU are Ray's own."""
+    own = {"CPU": "num_cpus", "GPU": "num_gpus"}
+    options: dict[str, Any] = {own[name]: n for name, n in resources.items() if name in own}
+    custom = {name: n for name, n in resources.items() if name not in own}
+    return {**options, "resources": custom} if custom else options
+
+
+def _check_resources(cases: list[Case], has: dict[str, float], cpus: float) -> None:
+    """Before any trial: a scenario asking for more of a resource than the whole cluster
+    has would wait forever; refuse it, naming where it asks and what the cluster has."""
+    for case in cases:
+        for scenario in case.scenarios:
+            for name, amount in {"CPU": cpus, **scenario.resources}.items():
+                if has.get(name, 0) >= amount:
+                    continue
+                where = f"{case.path}:{scenario.line}" if scenario.line else str(case.path)
+                listed = ", ".join(f"{k} {v:g}" for k, v in sorted(has.items()) if "node:" not in k)
+                raise SuiteConfigError(
+                    f"{where}: scenario '{scenario.id}' needs {amount:g} {name} per trial and "
+                    f"the Ray cluster has {has.get(name, 0):g} (it has: {listed}): start nodes "
+                    "that declare it (`ray start --resources '{\"NAME\": N}'`, `--num-gpus`) "
+                    "or take it out of the scenario's `resources:`"
+                )
+
+
+def _shipped(settings: TrialSettings) -> TrialSettings:
+    """The settings as a worker gets them: a callable agent travels as its name, imported
+    on the worker (its function object belongs to this process)."""
+    agent = settings.agent
+    if agent.kind != "callable":
+        return settings
+    function = ImportedCallable(agent.target, settings.suite_root)
+    return replace(settings, agent=replace(agent, function=function))
+
+
+def _unreachable(address: str, exc: OSError) -> str:
+    """Why `ray.init` found no cluster at `address`, with what usually makes it answer."""
+    return (
+        f"{_CHOSEN} could not connect to the Ray cluster at {address} ({exc}). Check that it "
+        "runs (`ray status --address ...`); a cluster started with token authentication "
+        "needs RAY_AUTH_MODE=token here too, and one kept on 127.0.0.1 needs "
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 here too (docs/scale.md)"
+    )
 
 
 @dataclass
 class _Task:
-    """A submitted trial: its plan, and when this process gives up on it."""
+    """A submitted trial: its plan, when this process gives up on it, and how many of its
+    tries were lost with their worker."""
 
     plan: TrialPlan
     started: float = field(default_factory=time.monotonic)
     deadline: float = 0.0
+    lost: int = 0
 
 
 class RayExecutor:
     """Trials as Ray tasks, up to `parallel` at once; outcomes taken in the calling thread."""
 
-    def __init__(self, ray: ModuleType, task: Any, work: Work, parallel: int) -> None:
+    def __init__(self, ray: ModuleType, config: ExecutorConfig, work: Work, parallel: int) -> None:
         self.spent = 0.0
-        self._ray, self._task, self._work = ray, task, work
+        self._ray, self._work = ray, work
+        self._task = ray.remote(run_on_worker)
+        self._options = {"num_cpus": config.num_cpus, "max_retries": 0}  # + a scenario's
+        callable_agent = work.settings.agent.kind == "callable"
+        self._grace = config.grace or (CALLABLE_GRACE if callable_agent else GRACE)
+        self._settings = ray.put(_shipped(work.settings))  # stored once, not sent per task
         self._parallel = parallel
         self._running: dict[Any, _Task] = {}  # by the task's object ref
         self._meanwhile: list[Trial] = []
+        self._unfinished: list[TrialPlan] = []  # lost LOST_TRIES times: left for --resume
         self._closed = False
 
     @property
@@ -126,9 +218,15 @@ class RayExecutor:
             ready, _ = self._ray.wait(list(self._running), num_returns=1, timeout=_TICK)
             for ref in ready:
                 task = self._running.pop(ref)
-                yield from self._settled(task.plan, self._result(ref))
+                trial = self._result(ref)
+                if trial is None:
+                    self._lost(task)
+                else:
+                    yield from self._settled(task.plan, trial)
             yield from self._end_overruns()
             self._fill()
+        if self._unfinished:
+            raise TrialsLost([plan.key for plan in self._unfinished], LOST_TRIES)
 
     def stop(self, grace: float) -> None:
         """No trial starts any more; the trials still running are cancelled at once (their
@@ -140,13 +238,16 @@ class RayExecutor:
         for ref in rest:
             self._ray.cancel(ref, force=True)
         if rest:  # a cancel is only asked for: wait until those workers are gone, so that
-            # none writes into a trial folder a resume has cleared and runs again; one that
-            # finished before the cancel reached it is counted with the others
-            ended, _ = self._ray.wait(rest, num_returns=len(rest), timeout=grace)
-            ready = [*ready, *ended]
+            # none writes into a trial folder a resume runs again. What a cancelled task
+            # stored is not kept: Ray may end its agent before its worker, which then records
+            # the kill as the agent's; its trial runs again on resume
+            self._ray.wait(rest, num_returns=len(rest), timeout=grace)
+        for ref in rest:
+            shutil.rmtree(self._running[ref].plan.folder, ignore_errors=True)
         for ref in ready:
             with contextlib.suppress(Exception):  # a task cancelled or failed finished nothing
-                self._meanwhile.append(self._result(ref))
+                if (trial := self._result(ref)) is not None:
+                    self._meanwhile.append(trial)
         self._running.clear()
 
     def finished_meanwhile(self) -> list[Trial]:
@@ -160,21 +261,38 @@ class RayExecutor:
                 return
             self._submit(plan)
 
-    def _submit(self, plan: TrialPlan) -> None:
-        ref = self._task.remote(plan, self._work.settings)
-        limit = plan.scenario.timeout * self._work.settings.agent.attempts + GRACE
-        task = _Task(plan)
-        task.deadline = task.started + limit
-        self._running[ref] = task
+    def _submit(self, plan: TrialPlan, lost: int = 0) -> None:
+        options = {**self._options, **_scheduling(plan.scenario.resources)}
+        ref = self._task.options(**options).remote(plan, self._settings)
+        limit = plan.scenario.timeout * self._work.settings.agent.attempts + self._grace
+        submitted = _Task(plan, lost=lost)
+        submitted.deadline = submitted.started + limit
+        self._running[ref] = submitted
 
-    def _result(self, ref: Any) -> Trial:
-        """The task's trial; a fault of the harness on the worker stops the run with it."""
+    def _result(self, ref: Any) -> Trial | None:
+        """The task's trial, or None when its worker died under it; a fault of the harness
+        on the worker stops the run with it."""
+        errors = self._ray.exceptions
         try:
             trial: Trial = self._ray.get(ref)
-        except self._ray.exceptions.RayTaskError as exc:
+        except errors.RayTaskError as exc:
             cause = getattr(exc, "cause", None)
             raise (cause if isinstance(cause, BaseException) else exc) from None
+        except (errors.WorkerCrashedError, errors.NodeDiedError, errors.ObjectLostError):
+            return None
         return trial
+
+    def _lost(self, task: _Task) -> None:
+        """A trial whose worker died: no outcome. Its folder (what the dead try left) is
+        cleared and it runs again, or it is left for `--resume` once lost `LOST_TRIES` times."""
+        lost = task.lost + 1
+        if self._closed:  # no trial starts any more: it stays unfinished like the others
+            return
+        if lost >= LOST_TRIES:
+            self._unfinished.append(task.plan)
+            return
+        shutil.rmtree(task.plan.folder, ignore_errors=True)
+        self._submit(task.plan, lost)
 
     def _settled(self, plan: TrialPlan, trial: Trial) -> Iterator[Trial]:
         """A finished try: counted, then run again (`--retry-errors`) or given."""
@@ -194,16 +312,24 @@ class RayExecutor:
             if task.deadline > now:
                 continue
             self._ray.cancel(ref, force=True)
+            self._ray.wait([ref], timeout=_CANCELLED)  # its worker gone: no later writes
             del self._running[ref]
-            trial = _overrun(task, now)
+            trial = self._overrun(task, now)
             write_trial(task.plan.folder, trial)
             yield from self._settled(task.plan, trial)
 
+    def _overrun(self, task: _Task, now: float) -> Trial:
+        """A task still running past its deadline, cancelled: a callable's trial is recorded
+        as a local run records it (timed out, the agent's error); any other is the harness's."""
+        if self._work.settings.agent.kind == "callable":
+            return overrun_trial(task.plan, task.plan.scenario.timeout, task.started)
+        return _overrun(task, now, self._grace)
 
-def _overrun(task: _Task, now: float) -> Trial:
+
+def _overrun(task: _Task, now: float, grace: float) -> Trial:
     """A task still running past its deadline, cancelled: an error of the harness."""
     reason = (
         f"its Ray task was still running {now - task.started:.1f}s after it was submitted, "
-        f"past the scenario's timeout and a grace of {GRACE:.0f}s, and was cancelled"
+        f"past the scenario's timeout and a grace of {grace:g}s, and was cancelled"
     )
     return failed_trial(task.plan, reason, task.started, kind="harness")

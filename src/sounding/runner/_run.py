@@ -38,7 +38,7 @@ from sounding.runner._plan import (
 )
 from sounding.runner._pool import Listed, Plans, Retries
 from sounding.runner._schedule import Schedule
-from sounding.runner._trial import NO_SPACE, TrialSettings
+from sounding.runner._trial import NO_SPACE, TrialSettings, TrialsLost
 from sounding.scoring import StopRule
 from sounding.spec import Case, load_cases
 from sounding.store import (
@@ -145,7 +145,9 @@ def _run(
         # trials at once: `--parallel`, else `[defaults] parallel`, else the executor's own
         parallel = options.parallel or suite.config.defaults.parallel
         retries = Retries(options.retry_errors, partial(_set_aside, layout))
-        work = Work(plans, count, settings, parallel, hooks.interrupted, options.max_cost, retries)
+        work = Work(
+            plans, count, settings, parallel, hooks.interrupted, options.max_cost, retries, cases
+        )
         pool = start_executor(executor, work, held)
         _execute(pool, collected, _progress(hooks, plans, collected))
         if retries.done:
@@ -162,6 +164,8 @@ def _run(
         if isinstance(stop, OSError) and stop.errno in NO_SPACE:
             why = f"no space left on the device writing {stop.filename or layout.root}"
             raise RunStopped(why, collected.ran, layout.root) from None
+        if isinstance(stop, TrialsLost):
+            raise RunStopped(str(stop), collected.ran, layout.root) from None
         raise
     return RunResult(layout, collected.close(), collected.ran)
 

@@ -114,7 +114,13 @@ def make_agent(suite: Suite, config: AgentConfig, where: str = "") -> Agent:
             raise RunSetupError(
                 f"{where}.callable '{config.callable}' cannot be loaded: {exc}"
             ) from None
-        return Agent("callable", function=function, env=suite.agent_env, attempts=config.attempts)
+        return Agent(
+            "callable",
+            function=function,
+            env=suite.agent_env,
+            attempts=config.attempts,
+            target=config.callable,
+        )
     argv = [arg.replace("{suite}", str(suite.root)) for arg in config.argv]
     if not argv:
         raise RunSetupError(f"{where}.command is empty")

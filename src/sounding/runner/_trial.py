@@ -68,6 +68,7 @@ class Agent:
     attempts: int = 3
     sandbox: bool = False
     network: str = "auto"  # in the sandbox: "on", "off", or on for a case with services
+    target: str = ""  # a callable's `module:function`, as `[agent] callable` names it
 
     def run(self, given: TurnInput, args: list[str]) -> AgentRun:
         if self.kind == "command":
@@ -148,6 +149,19 @@ class TrialInterrupted(Exception):
 
 class TrialAbandoned(Exception):
     """The callable overran its deadline and the run already recorded the trial as an error."""
+
+
+class TrialsLost(Exception):
+    """Trials an executor lost again and again (their Ray worker died each time they ran):
+    left unfinished, never counted, for `--resume`; the run's other trials finished."""
+
+    def __init__(self, keys: list[TrialKey], tries: int) -> None:
+        labels = ", ".join(key.label for key in keys)
+        super().__init__(
+            f"{len(keys)} trial(s) lost with their Ray worker {tries} times each ({labels}): "
+            "left unfinished, not counted"
+        )
+        self.keys = keys
 
 
 class AgentWatch(Protocol):

@@ -121,6 +121,7 @@ class Scenario(_Frozen):
     test_command: str | None = None
     prepare: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    resources: dict[str, float] = Field(default_factory=dict)  # held per trial on Ray
     allow_exit: list[int] = Field(default_factory=list)  # exit statuses that are no failure
     reference: StandIn | None = None  # what solves it, for `sounding audit`
     broken: list[StandIn] = Field(default_factory=list)  # what must fail it, for the audit

@@ -25,6 +25,7 @@ Weight = Annotated[float, Field(strict=True, ge=0.0)]
 Fraction = Annotated[float, Field(strict=True, ge=0.0, le=1.0)]
 Flag = Annotated[bool, Field(strict=True)]
 Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0.0)]
+Amount = Annotated[float, Field(gt=0.0)]  # of a resource a trial holds while it runs
 Texts = Annotated[list[str], BeforeValidator(_one_or_many)]
 
 
@@ -101,6 +102,7 @@ class RawBlock(_Raw):
     test_command: str | None = None
     prepare: Texts | None = None
     env: dict[str, str] = Field(default_factory=dict)
+    resources: dict[str, Amount] = Field(default_factory=dict)  # on Ray: `GPU`, a licence...
     allow_exit: list[int] | None = None
     reference: RawStandIn | None = None
     broken: list[RawStandIn] = Field(default_factory=list)

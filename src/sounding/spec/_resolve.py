@@ -414,6 +414,7 @@ class _CaseResolver:
             test_command=raw.test_command if raw.test_command is not None else top.test_command,
             prepare=raw.prepare if raw.prepare is not None else list(top.prepare or []),
             env={**top.env, **raw.env},
+            resources={**top.resources, **raw.resources},
             allow_exit=raw.allow_exit if raw.allow_exit is not None else top.allow_exit or [],
             reference=own.reference or case.reference,
             broken=[*case.broken, *own.broken],
