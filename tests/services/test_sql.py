@@ -235,11 +235,17 @@ def test_a_refused_seed_statement_names_file_and_line(suite: Path, servers: dict
 
 
 def test_a_refused_seed_leaves_no_server_database(postgres_url: str, suite: Path) -> None:
-    before = databases(postgres_url)
+    """Its database is named after the service (`sounding_refused_seed_…`): other tests may
+    make and drop databases on the same server meanwhile."""
+
+    def made() -> set[str]:
+        return {name for name in databases(postgres_url) if name.startswith("sounding_refused")}
+
+    before = made()
     (suite / "fixtures" / "bad.sql").write_text("SELECT nonsense FROM nowhere;")
     with pytest.raises(ServiceError):
-        start(suite, {"db": postgres_url}, seed=["fixtures/bad.sql"])
-    assert databases(postgres_url) == before
+        start(suite, {"refused_seed": postgres_url}, name="refused_seed", seed=["fixtures/bad.sql"])
+    assert made() == before
 
 
 def test_an_unclosed_quote_in_a_seed_is_reported_with_its_line(suite: Path) -> None:
