@@ -22,6 +22,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "examples/support"
 
+pytestmark = pytest.mark.xdist_group("support")  # one worker: the suite runs once
+
 VERDICTS = {  # scenario: (verdict, trials passed out of 4)
     "where-is-my-order": ("pass", 4),
     "refund-damaged": ("pass", 4),

@@ -15,6 +15,8 @@ SCRIPT_TAG = "<script>alert(1)</script>"
 Viewer = Any
 SCENARIO = {"cell": "default", "case": "shop"}
 
+pytestmark = pytest.mark.xdist_group("view")  # one worker: its run is made once
+
 
 def get(viewer: Viewer, path: str, **query: object) -> httpx.Response:
     url = viewer.url.rstrip("/") + path + ("?" + urlencode(query) if query else "")

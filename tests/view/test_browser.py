@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-pytestmark = pytest.mark.chromium
+pytestmark = [pytest.mark.chromium, pytest.mark.xdist_group("view")]  # its run made once
 
 ERROR_WORDS = re.compile(r"Traceback|undefined|NaN|Internal error")
 
