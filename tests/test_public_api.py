@@ -310,7 +310,7 @@ PINNED = {
         "review",
         "transcript",
     ],
-    "sounding.pytest_plugin": [
+    "pytest_sounding": [
         "FlakyScenarioWarning",
         "Outcome",
         "PytestOutcome",

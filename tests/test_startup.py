@@ -19,12 +19,14 @@ def heavy_loaded(code: str, cwd: Path) -> list[str]:
 
 
 def test_importing_sounding_loads_no_database_driver_or_llm_client(tmp_path: Path) -> None:
-    # the pytest plugin too: every pytest session of a project with sounding installed loads it
-    code = (
-        "import sounding, sounding.cli, sounding.checks, sounding.spec, sounding.services, "
-        "sounding.pytest_plugin"
-    )
+    code = "import sounding, sounding.cli, sounding.checks, sounding.spec, sounding.services"
     assert heavy_loaded(code, tmp_path) == []
+
+
+def test_the_pytest_plugin_loads_nothing_of_sounding_until_a_suite_is_run(tmp_path: Path) -> None:
+    """Every pytest session of a project with sounding installed loads the plugin: it costs
+    that session pytest's own imports, not sounding's (about 0.3 s)."""
+    assert loaded_modules("import pytest_sounding", tmp_path, ["sounding"]) == []
 
 
 def test_validating_a_sql_declaration_loads_no_database_driver(tmp_path: Path) -> None:

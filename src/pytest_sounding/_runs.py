@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from sounding.pytest_plugin._options import Options
-from sounding.pytest_plugin._outcome import Outcome
+from pytest_sounding._options import Options
+from pytest_sounding._outcome import Outcome
 
 if TYPE_CHECKING:
     from sounding.runner import RunResult, Suite

@@ -8,9 +8,9 @@ one scenario from a test, against a Python function or the suite's agent, and gi
 `Outcome`.
 """
 
-from sounding.pytest_plugin._fixture import ScenarioRunner, sounding_run
-from sounding.pytest_plugin._hooks import pytest_addoption, pytest_configure
-from sounding.pytest_plugin._outcome import FlakyScenarioWarning, Outcome, PytestOutcome
+from pytest_sounding._fixture import ScenarioRunner, sounding_run
+from pytest_sounding._hooks import pytest_addoption, pytest_configure
+from pytest_sounding._outcome import FlakyScenarioWarning, Outcome, PytestOutcome
 
 __all__ = [
     "FlakyScenarioWarning",

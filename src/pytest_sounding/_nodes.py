@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from sounding.pytest_plugin._options import Options
-from sounding.pytest_plugin._outcome import FlakyScenarioWarning, Outcome, PytestOutcome
-from sounding.pytest_plugin._runs import (
+from pytest_sounding._options import Options
+from pytest_sounding._outcome import FlakyScenarioWarning, Outcome, PytestOutcome
+from pytest_sounding._runs import (
     NOTE_PROPERTY,
     RUN_PROPERTY,
     Line,

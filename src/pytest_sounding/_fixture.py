@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from sounding.pytest_plugin._options import Options
-from sounding.pytest_plugin._outcome import Outcome
-from sounding.pytest_plugin._runs import (
+from pytest_sounding._options import Options
+from pytest_sounding._outcome import Outcome
+from pytest_sounding._runs import (
     NOTE_PROPERTY,
     RUN_PROPERTY,
     RunFailed,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sounding.pytest_plugin._nodes import SuiteFile
-from sounding.pytest_plugin._options import CONFIG_NAME, add_options, asked_suites
-from sounding.pytest_plugin._runs import NOTE_PROPERTY, RUN_PROPERTY
+from pytest_sounding._nodes import SuiteFile
+from pytest_sounding._options import CONFIG_NAME, add_options, asked_suites
+from pytest_sounding._runs import NOTE_PROPERTY, RUN_PROPERTY
 
 SESSION_PLUGIN = "sounding-session"
 

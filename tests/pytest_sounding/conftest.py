@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml  # noqa: F401 - see below
 
+import pytest_sounding  # noqa: F401 - loaded once, before the runs (below)
 import sounding
-import sounding.pytest_plugin
 import sounding.runner
 
 # pytest runs here in this process (pytester), and forgets after each run the modules it
@@ -23,7 +23,7 @@ import sounding.runner
 # runs share them. libyaml's parser, which cannot be loaded twice, is one of them.
 
 SOURCE = Path(sounding.__file__).resolve().parents[1]  # the src/ this sounding comes from
-PLUGIN = ("-p", "sounding.pytest_plugin")
+PLUGIN = ("-p", "pytest_sounding")
 QUIET = (
     "-p",
     "no:benchmark",  # not ours: it warns beside xdist
@@ -32,7 +32,7 @@ QUIET = (
     "-p",
     "no:anyio",
     "-W",
-    "default::sounding.pytest_plugin.FlakyScenarioWarning",
+    "default::pytest_sounding.FlakyScenarioWarning",
     "-W",
     "ignore::pytest.PytestAssertRewriteWarning",
 )

@@ -59,7 +59,7 @@ def test_the_projects_own_suites_collect_alike_with_the_plugin_loaded(
     examples = ("--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider", str(ROOT / "examples"))
     without = pytester.runpytest(*examples)
     quiet = ("-W", "ignore::pytest.PytestAssertRewriteWarning")  # imported here already
-    loaded = pytester.runpytest("-p", "sounding.pytest_plugin", *quiet, *examples)
+    loaded = pytester.runpytest("-p", "pytest_sounding", *quiet, *examples)
     assert (loaded.ret, _timeless(loaded)) == (without.ret, _timeless(without))
     assert "examples/" in loaded.stdout.str() and "sounding.toml" not in loaded.stdout.str()
 
@@ -76,7 +76,7 @@ def test_the_entry_point_loads_the_plugin_once(
     it so (made here by hand) loads it in every session, and `-p` beside it is no error."""
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     declared = pyproject["project"]["entry-points"]["pytest11"]
-    assert declared == {"sounding.pytest_plugin": "sounding.pytest_plugin"}
+    assert declared == {"pytest_sounding": "pytest_sounding"}
     installed = tmp_path / "site" / "sounding_probe-0.dist-info"
     installed.mkdir(parents=True)
     (installed / "METADATA").write_text("Metadata-Version: 2.1\nName: sounding-probe\nVersion: 0\n")
@@ -86,7 +86,7 @@ def test_the_entry_point_loads_the_plugin_once(
     for plugin in (False, True):  # by the entry point alone, and by `-p` beside it
         done = suite.pytest("--collect-only", "-q", "evals", plugin=plugin)
         assert collected(done) == [*ITEMS, "evals/sounding.toml::main::crashes"]
-    off = suite.pytest("--co", "-q", "evals", "-p", "no:sounding.pytest_plugin", plugin=False)
+    off = suite.pytest("--co", "-q", "evals", "-p", "no:pytest_sounding", plugin=False)
     assert collected(off) == []
 
 
