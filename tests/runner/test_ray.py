@@ -717,3 +717,20 @@ def test_with_artifacts_on_the_driver_workspaces_are_built_on_the_worker(
     for path in (p for w in where for p in w.values() if p.startswith("/")):
         assert not Path(path).is_relative_to(suite.root), path
     assert sorted(Path(w["origin"]).name for w in where) == ["", "", "app.git", "app.git"]
+
+
+def test_with_artifacts_on_the_driver_what_cannot_come_back_is_refused(
+    quickstart: Path, ray_cluster: Any
+) -> None:
+    """`--llm record` writes its cassettes into the suite, which workers hold as a copy;
+    a Ray this process started without the suite as its working_dir cannot ship it."""
+    config = quickstart / "sounding.toml"
+    config.write_text(config.read_text() + DRIVER)
+    suite = load_suite(quickstart)
+    options = RunOptions(executor="ray", llm="record")
+    with pytest.raises(SuiteConfigError, match=r"--llm record with \[executor\] artifacts"):
+        run_suite(suite, options, prepare_run(suite, options))
+    options = RunOptions(executor="ray")  # this process is a Ray driver already (the fixture)
+    with pytest.raises(SuiteConfigError, match="without one: let sounding connect to Ray"):
+        run_suite(suite, options, prepare_run(suite, options))
+    assert not list((quickstart / "results").glob("*/trials/**/trial.json"))
