@@ -734,3 +734,26 @@ def test_with_artifacts_on_the_driver_what_cannot_come_back_is_refused(
     with pytest.raises(SuiteConfigError, match="without one: let sounding connect to Ray"):
         run_suite(suite, options, prepare_run(suite, options))
     assert not list((quickstart / "results").glob("*/trials/**/trial.json"))
+
+
+def test_max_cost_on_ray_stops_new_trials_as_costs_arrive(suite: Any, ray_cluster: Any) -> None:
+    """Each trial costs 0.01 USD (its trace says so); past --max-cost 0.015, counted as the
+    trials arrive one at a time, no trial starts any more and the run is resumable."""
+    suite.agent(
+        """
+        import sys
+        from sounding.record import Trace
+        sys.stdin.read()
+        with Trace() as trace:
+            trace.usage(input_tokens=1, output_tokens=1, cost_usd=0.01, model="m")
+            trace.final("done")
+        print("done")
+        """
+    )
+    suite.write("cases/c.yaml", "scenarios:\n  - {id: s, user: hi, trials: 6}\n")
+    address = ("--ray-address", ray_cluster.address)
+    stopped = suite.run("--executor", "ray", *address, "--parallel", "1", "--max-cost", "0.015")
+    assert stopped.returncode == 130, stopped.stdout + stopped.stderr
+    assert "the run spent 0.0200 USD, over --max-cost 0.015" in stopped.stderr
+    (run,) = suite.runs()
+    assert len(suite.trials(run)) == 2
