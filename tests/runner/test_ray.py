@@ -738,7 +738,7 @@ def test_with_artifacts_on_the_driver_what_cannot_come_back_is_refused(
 
 def test_max_cost_on_ray_stops_new_trials_as_costs_arrive(suite: Any, ray_cluster: Any) -> None:
     """Each trial costs 0.01 USD (its trace says so); past --max-cost 0.015, counted as the
-    trials arrive one at a time, no trial starts any more and the run is resumable."""
+    trials arrive one at a time, no trial starts any more and the run exits 130."""
     suite.agent(
         """
         import sys
