@@ -621,3 +621,139 @@ def test_without_ray_the_executor_names_the_extra(quickstart: Path, tmp_path: Pa
         assert done.returncode == 2, done.stdout + done.stderr
         assert "pip install 'sounding[ray]'" in done.stderr
     assert not (quickstart / "results").exists()
+
+
+DRIVER = '\n[executor]\nartifacts = "driver"\n'
+
+
+def test_with_artifacts_on_the_driver_the_quickstart_gives_the_same_verdicts_and_layout(
+    quickstart: Path, sounding: Any, ray_cluster: Any
+) -> None:
+    local = sounding("run", str(quickstart))
+    local_files = _layout(quickstart)
+    shutil.rmtree(quickstart / "results")
+    config = quickstart / "sounding.toml"
+    config.write_text(config.read_text() + DRIVER)
+    on_ray = sounding(
+        "run", str(quickstart), "--executor", "ray", "--ray-address", ray_cluster.address
+    )
+    assert on_ray.returncode == local.returncode == 1, on_ray.stdout + on_ray.stderr
+    assert _verdicts(on_ray.stdout) == _verdicts(local.stdout)
+    assert _layout(quickstart) == local_files
+
+
+def _git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def _bare_repo(at: Path, work: Path) -> None:
+    """A bare repository at `at` holding README.md at the tag v1."""
+    work.mkdir()
+    (work / "README.md").write_text("the app\n")
+    _git("init", "--quiet", str(work), cwd=work.parent)
+    _git("add", "README.md", cwd=work)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "one", cwd=work)
+    _git("tag", "v1", cwd=work)
+    _git("clone", "--quiet", "--bare", str(work), str(at), cwd=work.parent)
+
+
+def test_with_artifacts_on_the_driver_workspaces_are_built_on_the_worker(
+    suite: Any, ray_cluster: Any, tmp_path: Path
+) -> None:
+    """The workers never use the driver's suite or results folder, and the trial folders
+    still arrive in the results with their workspace files, checked where they were made.
+
+    How it could fail: the agent (on a Ray worker) logs where it runs: its own script (the
+    agent command's `{suite}`), its workspace, and the repository its clone came from. On
+    this one machine the workers could reach the driver's folders; in shared mode every
+    one of those paths is under the driver's suite or results folder, so the asserts that
+    none is would fail, as they would for a worker that wrote into the results in place.
+    """
+    log = tmp_path / "where.jsonl"
+    suite.agent(
+        f"""
+        import json, os, pathlib, subprocess, sys
+        sys.stdin.read()
+        workspace = pathlib.Path(os.environ["SOUNDING_WORKSPACE"])
+        (workspace / "answer.txt").write_text((workspace / "given.txt").read_text().upper())
+        origin = subprocess.run(["git", "remote", "get-url", "origin"], cwd=workspace,
+                                capture_output=True, text=True).stdout.strip()
+        where = {{"agent": __file__, "workspace": str(workspace), "origin": origin}}
+        with open({str(log)!r}, "a") as out:
+            out.write(json.dumps(where) + "\\n")
+        print("done")
+        """,
+        extra_config=DRIVER,
+    )
+    suite.write("fixtures/shop/stock.txt", "3 left\n")
+    suite.write("given/order.txt", "order a-1\n")
+    _bare_repo(suite.root / "app.git", tmp_path / "app")
+    suite.write(
+        "cases/c.yaml",
+        """
+        scenarios:
+          - id: fixture
+            user: hi
+            trials: 2
+            workspace: {fixture: fixtures/shop, given: {given.txt: given/order.txt}}
+            expect:
+              - file_content: {path: answer.txt, contains: ORDER A-1}
+              - file_exists: stock.txt
+          - id: clone
+            user: hi
+            trials: 2
+            workspace: {repo: app.git, ref: v1, given: {given.txt: given/order.txt}}
+            expect:
+              - file_exists: README.md
+              - file_content: {path: answer.txt, contains: ORDER A-1}
+        """,
+    )
+    done = suite.run("--executor", "ray", "--ray-address", ray_cluster.address, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (run,) = suite.runs()
+    assert len(list(run.glob("trials/default/c/*/workspace/answer.txt"))) == 4
+    where = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(where) == 4
+    for path in (p for w in where for p in w.values() if p.startswith("/")):
+        assert not Path(path).is_relative_to(suite.root), path
+    assert sorted(Path(w["origin"]).name for w in where) == ["", "", "app.git", "app.git"]
+
+
+def test_with_artifacts_on_the_driver_what_cannot_come_back_is_refused(
+    quickstart: Path, ray_cluster: Any
+) -> None:
+    """`--llm record` writes its cassettes into the suite, which workers hold as a copy;
+    a Ray this process started without the suite as its working_dir cannot ship it."""
+    config = quickstart / "sounding.toml"
+    config.write_text(config.read_text() + DRIVER)
+    suite = load_suite(quickstart)
+    options = RunOptions(executor="ray", llm="record")
+    with pytest.raises(SuiteConfigError, match=r"--llm record with \[executor\] artifacts"):
+        run_suite(suite, options, prepare_run(suite, options))
+    options = RunOptions(executor="ray")  # this process is a Ray driver already (the fixture)
+    with pytest.raises(SuiteConfigError, match="without one: let sounding connect to Ray"):
+        run_suite(suite, options, prepare_run(suite, options))
+    assert not list((quickstart / "results").glob("*/trials/**/trial.json"))
+
+
+def test_max_cost_on_ray_stops_new_trials_as_costs_arrive(suite: Any, ray_cluster: Any) -> None:
+    """Each trial costs 0.01 USD (its trace says so); past --max-cost 0.015, counted as the
+    trials arrive one at a time, no trial starts any more and the run exits 130."""
+    suite.agent(
+        """
+        import sys
+        from sounding.record import Trace
+        sys.stdin.read()
+        with Trace() as trace:
+            trace.usage(input_tokens=1, output_tokens=1, cost_usd=0.01, model="m")
+            trace.final("done")
+        print("done")
+        """
+    )
+    suite.write("cases/c.yaml", "scenarios:\n  - {id: s, user: hi, trials: 6}\n")
+    address = ("--ray-address", ray_cluster.address)
+    stopped = suite.run("--executor", "ray", *address, "--parallel", "1", "--max-cost", "0.015")
+    assert stopped.returncode == 130, stopped.stdout + stopped.stderr
+    assert "the run spent 0.0200 USD, over --max-cost 0.015" in stopped.stderr
+    (run,) = suite.runs()
+    assert len(suite.trials(run)) == 2

@@ -102,6 +102,9 @@ class ExecutorConfig(_Strict):
     # seconds past a trial's timeouts before its Ray task is cancelled (None: 60, or 10 for
     # a callable agent, which nothing else stops)
     grace: float | None = Field(default=None, gt=0)
+    # where a Ray worker writes a trial: in place, in a results folder every worker sees at
+    # the same path ("shared"), or in a folder of its own, sent back here ("driver")
+    artifacts: Literal["shared", "driver"] = "shared"
 
 
 class SuiteFile(_Strict):

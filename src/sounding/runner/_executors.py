@@ -13,6 +13,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from sounding.runner import _ray
@@ -64,6 +65,7 @@ class Work:
     max_cost: float | None
     retries: Retries
     cases: list[Case] = field(default_factory=list)
+    run_root: Path | None = None  # the run's folder: what a Ray job's working_dir leaves out
 
 
 def _local(config: ExecutorConfig, work: Work, held: contextlib.ExitStack) -> Executor:

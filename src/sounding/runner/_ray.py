@@ -1,8 +1,11 @@
 """The `ray` executor: each trial is one Ray task that calls `run_trial` on a Ray worker.
 
-The worker writes the trial's folder in place, with the same atomic writes as a local run,
-so its machine must see the run's results folder and the suite where this process does (one
-machine, or a shared filesystem). This process submits up to `parallel` tasks at once,
+With `[executor] artifacts = "shared"` (the default) the worker writes the trial's folder in
+place, with the same atomic writes as a local run, so its machine must see the run's results
+folder and the suite where this process does (one machine, or a shared filesystem). With
+`"driver"` the suite travels as the Ray job's `working_dir`, the worker runs the trial in a
+folder of its own and the trial's folder comes back as the task's value, stored here
+(`runner._artifacts`). This process submits up to `parallel` tasks at once,
 takes each outcome as it finishes, and ends a task still running past its deadline (its
 scenario's timeout for every attempt of the agent, plus a grace) with
 `ray.cancel(force=True)`: that trial is recorded as an error of the harness. A trial whose
@@ -26,6 +29,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from sounding.runner._agent import ImportedCallable
+from sounding.runner._artifacts import Shipped, Unwatched, run_shipped, stored
 from sounding.runner._config import ExecutorConfig, SuiteConfigError
 from sounding.runner._plan import RunOptions
 from sounding.runner._trial import (
@@ -55,7 +59,7 @@ def check(config: ExecutorConfig, options: RunOptions, settings: TrialSettings) 
     """Refuse, before the run starts, what cannot run as Ray tasks yet, and a cluster
     address where nothing answers."""
     _ray()
-    why = _refused(options, settings)
+    why = _refused(options, settings) or _not_shipped(config, options, settings)
     if why:
         raise SuiteConfigError(f"{_CHOSEN} cannot run {why} yet; run it with --executor local")
     _answers(_address(config))
@@ -87,6 +91,18 @@ def _refused(options: RunOptions, settings: TrialSettings) -> str | None:
     return None
 
 
+def _not_shipped(
+    config: ExecutorConfig, options: RunOptions, settings: TrialSettings
+) -> str | None:
+    """What of this run cannot come back from a worker with `artifacts = "driver"`."""
+    if config.artifacts == "driver" and (options.llm or settings.llm_mode) == "record":
+        return (
+            '--llm record with [executor] artifacts = "driver" (the cassettes are written in '
+            'the suite, which workers see only as a copy; record with artifacts = "shared")'
+        )
+    return None
+
+
 def _ray() -> ModuleType:
     """The `ray` package, or an error naming the extra to install."""
     try:
@@ -98,36 +114,61 @@ def _ray() -> ModuleType:
     return ray
 
 
-class _Unwatched:
-    """A worker's watch of its trial: a command agent's own timeout stops it there."""
-
-    def agent_started(self, timeout: float) -> None:
-        """Nothing to note: the deadline of the task is kept by the run's process."""
-
-    def agent_returned(self) -> bool:
-        return True
-
-
 def run_on_worker(plan: TrialPlan, settings: TrialSettings) -> Trial:
     """One trial, run and stored on a Ray worker (the body of each Ray task)."""
-    return run_trial(plan, settings, _Unwatched())
+    return run_trial(plan, settings, Unwatched())
 
 
 def start(config: ExecutorConfig, work: Work, held: contextlib.ExitStack) -> RayExecutor:
     """Connect to Ray (or start a local instance, shut down with `held`) and get ready."""
     ray = _ray()
     if not ray.is_initialized():
-        address = _address(config)
-        local = {"include_dashboard": False} if address == "local" else {}
-        try:
-            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING, **local)
-        except ConnectionError as exc:
-            raise SuiteConfigError(_unreachable(address, exc)) from None
+        _connect(ray, config, work)
         held.callback(ray.shutdown)
+    elif config.artifacts == "driver" and not _job_working_dir(ray):
+        raise SuiteConfigError(
+            f'{_CHOSEN} with [executor] artifacts = "driver" ships the suite as the Ray '
+            "job's working_dir, and Ray was started in this process without one: let "
+            "sounding connect to Ray, or call ray.init(runtime_env={'working_dir': SUITE})"
+        )
     has = ray.cluster_resources()
     _check_resources(work.cases, has, config.num_cpus)
     parallel = work.parallel or max(1, int(has.get("CPU", 1) // config.num_cpus))
     return RayExecutor(ray, config, work, parallel)
+
+
+def _connect(ray: ModuleType, config: ExecutorConfig, work: Work) -> None:
+    """`ray.init` for the run: with `artifacts = "driver"`, the suite as its job's
+    `working_dir` (uploaded once; every worker runs in a copy of it)."""
+    address = _address(config)
+    local: dict[str, Any] = {"include_dashboard": False} if address == "local" else {}
+    if config.artifacts == "driver":
+        local["runtime_env"] = _runtime_env(work)
+    try:
+        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING, **local)
+    except ConnectionError as exc:
+        raise SuiteConfigError(_unreachable(address, exc)) from None
+    except ValueError as exc:  # the job's own runtime_env names a working_dir already
+        raise SuiteConfigError(
+            f'{_CHOSEN} with [executor] artifacts = "driver" could not ship the suite as the '
+            f"Ray job's working_dir: {exc}"
+        ) from None
+
+
+def _runtime_env(work: Work) -> dict[str, Any]:
+    """The suite folder as the job's `working_dir`, without the run's results, sounding's
+    caches and Python's (Ray leaves out `.git` folders and what `.gitignore` lists too)."""
+    suite = work.settings.suite_root
+    excludes = ["/.sounding", "__pycache__"]
+    results = work.run_root.parent if work.run_root is not None else None
+    if results is not None and results.is_relative_to(suite) and results != suite:
+        excludes.append("/" + results.relative_to(suite).as_posix())
+    return {"working_dir": str(suite), "excludes": excludes}
+
+
+def _job_working_dir(ray: ModuleType) -> bool:
+    """Whether the Ray job this process already drives ships a working_dir."""
+    return bool(ray.get_runtime_context().runtime_env.get("working_dir"))
 
 
 def _scheduling(resources: dict[str, float]) -> dict[str, Any]:
@@ -193,7 +234,8 @@ class RayExecutor:
     def __init__(self, ray: ModuleType, config: ExecutorConfig, work: Work, parallel: int) -> None:
         self.spent = 0.0
         self._ray, self._work = ray, work
-        self._task = ray.remote(run_on_worker)
+        self._shipped = config.artifacts == "driver"
+        self._task = ray.remote(run_shipped if self._shipped else run_on_worker)
         self._options = {"num_cpus": config.num_cpus, "max_retries": 0}  # + a scenario's
         callable_agent = work.settings.agent.kind == "callable"
         self._grace = config.grace or (CALLABLE_GRACE if callable_agent else GRACE)
@@ -218,7 +260,7 @@ class RayExecutor:
             ready, _ = self._ray.wait(list(self._running), num_returns=1, timeout=_TICK)
             for ref in ready:
                 task = self._running.pop(ref)
-                trial = self._result(ref)
+                trial = self._result(ref, task.plan)
                 if trial is None:
                     self._lost(task)
                 else:
@@ -246,7 +288,7 @@ class RayExecutor:
             shutil.rmtree(self._running[ref].plan.folder, ignore_errors=True)
         for ref in ready:
             with contextlib.suppress(Exception):  # a task cancelled or failed finished nothing
-                if (trial := self._result(ref)) is not None:
+                if (trial := self._result(ref, self._running[ref].plan)) is not None:
                     self._meanwhile.append(trial)
         self._running.clear()
 
@@ -269,18 +311,19 @@ class RayExecutor:
         submitted.deadline = submitted.started + limit
         self._running[ref] = submitted
 
-    def _result(self, ref: Any) -> Trial | None:
-        """The task's trial, or None when its worker died under it; a fault of the harness
-        on the worker stops the run with it."""
+    def _result(self, ref: Any, plan: TrialPlan) -> Trial | None:
+        """The task's trial (with `artifacts = "driver"`, its folder stored here first), or
+        None when its worker died under it; a fault of the harness on the worker stops the
+        run with it."""
         errors = self._ray.exceptions
         try:
-            trial: Trial = self._ray.get(ref)
+            value: Trial | Shipped = self._ray.get(ref)
         except errors.RayTaskError as exc:
             cause = getattr(exc, "cause", None)
             raise (cause if isinstance(cause, BaseException) else exc) from None
         except (errors.WorkerCrashedError, errors.NodeDiedError, errors.ObjectLostError):
             return None
-        return trial
+        return stored(plan, value) if isinstance(value, Shipped) else value
 
     def _lost(self, task: _Task) -> None:
         """A trial whose worker died: no outcome. Its folder (what the dead try left) is

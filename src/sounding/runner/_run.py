@@ -146,7 +146,15 @@ def _run(
         parallel = options.parallel or suite.config.defaults.parallel
         retries = Retries(options.retry_errors, partial(_set_aside, layout))
         work = Work(
-            plans, count, settings, parallel, hooks.interrupted, options.max_cost, retries, cases
+            plans,
+            count,
+            settings,
+            parallel,
+            hooks.interrupted,
+            options.max_cost,
+            retries,
+            cases,
+            layout.root,
         )
         pool = start_executor(executor, work, held)
         _execute(pool, collected, _progress(hooks, plans, collected))

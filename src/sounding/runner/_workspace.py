@@ -79,6 +79,35 @@ def resolve_origin(spec: Workspace, suite_root: Path, cache_dir: Path) -> Origin
     return Origin(tree, given, tuple(spec.byproducts), is_git, start_state(tree, given))
 
 
+def origin_elsewhere(
+    origin: Origin, spec: Workspace, suite_root: Path, here: Path, cache: Path
+) -> Origin:
+    """The origin as another machine finds it, for a trial run there: the suite's files in
+    its own copy of the suite (`here`, for `suite_root`), a repository cloned there (into
+    `cache`) at its pinned ref. The start state read once per run stays as it was read."""
+    tree = origin.tree
+    if origin.is_git and spec.repo:
+        tree = _clone(spec.repo, spec.ref, here, cache)
+    elif tree is not None:
+        tree = _rebased(tree, suite_root, here)
+
+    def moved(path: Path) -> Path:
+        if origin.tree is not None and tree is not None and path.is_relative_to(origin.tree):
+            return tree / path.relative_to(origin.tree)
+        return _rebased(path, suite_root, here)
+
+    given = {name: moved(path) for name, path in origin.given.items()}
+    files = {
+        name: replace(state, source=moved(state.source)) for name, state in origin.files.items()
+    }
+    return replace(origin, tree=tree, given=given, files=files)
+
+
+def _rebased(path: Path, old: Path, new: Path) -> Path:
+    """`path` under `new` where it was under `old`; any other path as it is."""
+    return new / path.relative_to(old) if path.is_relative_to(old) else path
+
+
 def start_state(tree: Path | None, given: Mapping[str, Path]) -> dict[str, FileState]:
     """Every file a workspace starts with: the fixture's, then the given files on top."""
     sources = {**_files(tree), **given}
