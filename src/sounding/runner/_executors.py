@@ -12,16 +12,14 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Protocol
 
 from sounding.runner import _ray
 from sounding.runner._config import ExecutorConfig, Suite, SuiteConfigError
 from sounding.runner._plan import RunOptions
-from sounding.runner._pool import Plans, Retries, TrialPool
+from sounding.runner._pool import TrialPool, Work
 from sounding.runner._trial import TrialSettings
-from sounding.spec import Case
 from sounding.store import Trial
 
 
@@ -48,24 +46,6 @@ class Executor(Protocol):
     def over_budget(self) -> bool:
         """The trials spent more than `--max-cost`: no trial starts any more."""
         ...
-
-
-@dataclass(frozen=True)
-class Work:
-    """What a run hands its executor: the trials to take, at most `count` of them, and how
-    to run them. `parallel` is the user's choice (`--parallel`, `[defaults] parallel`), or
-    None for the executor's own default; `cases` are the run's, for what an executor checks
-    before its first trial (the resources their scenarios ask for)."""
-
-    plans: Plans
-    count: int
-    settings: TrialSettings
-    parallel: int | None
-    interrupted: Callable[[], bool]
-    max_cost: float | None
-    retries: Retries
-    cases: list[Case] = field(default_factory=list)
-    run_root: Path | None = None  # the run's folder: what a Ray job's working_dir leaves out
 
 
 def _local(config: ExecutorConfig, work: Work, held: contextlib.ExitStack) -> Executor:

@@ -26,6 +26,7 @@ from sounding.runner._trial import (
     overrun_trial,
     run_trial,
 )
+from sounding.spec import Case
 from sounding.store import Trial, write_trial
 
 GRACE = 1.0  # seconds past a callable's timeout before its thread is abandoned
@@ -262,3 +263,21 @@ class TrialPool:
             self._workers -= 1
             self._start_worker()  # the abandoned thread's place
             yield outcome
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a run hands its executor: the trials to take, at most `count` of them, and how
+    to run them. `parallel` is the user's choice (`--parallel`, `[defaults] parallel`), or
+    None for the executor's own default; `cases` are the run's, for what an executor checks
+    before its first trial (the resources their scenarios ask for)."""
+
+    plans: Plans
+    count: int
+    settings: TrialSettings
+    parallel: int | None
+    interrupted: Callable[[], bool]
+    max_cost: float | None
+    retries: Retries
+    cases: list[Case] = field(default_factory=list)
+    run_root: Path | None = None  # the run's folder: what a Ray job's working_dir leaves out

@@ -44,7 +44,7 @@ from sounding.spec import Case
 from sounding.store import Trial, write_trial
 
 if TYPE_CHECKING:
-    from sounding.runner._executors import Work
+    from sounding.runner._pool import Work
 
 GRACE = 60.0  # seconds past a trial's timeouts before its task is cancelled
 CALLABLE_GRACE = 10.0  # the same for a callable agent, which only a cancel can stop

@@ -23,7 +23,6 @@ from sounding.runner._collected import Collected
 from sounding.runner._config import Suite, SuiteConfigError
 from sounding.runner._executors import (
     Executor,
-    Work,
     check_executor,
     executor_config,
     start_executor,
@@ -36,7 +35,7 @@ from sounding.runner._plan import (
     stop_rules,
     unfinished,
 )
-from sounding.runner._pool import Listed, Plans, Retries
+from sounding.runner._pool import Listed, Plans, Retries, Work
 from sounding.runner._schedule import Schedule
 from sounding.runner._trial import NO_SPACE, TrialSettings, TrialsLost
 from sounding.scoring import StopRule
