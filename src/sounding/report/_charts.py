@@ -28,15 +28,12 @@ _COLORS = {"pass": "#1a7f37", "flaky": "#9a6700", "fail": "#cf222e", "error": "#
 
 def cell_chart(scenarios: Sequence[ScenarioTrials]) -> str:
     """One horizontal bar per scenario, with the interval as a whisker."""
-    width = _LABEL + _BAR + 120
-    height = _TOP + _ROW * len(scenarios) + 4
-    rows = "".join(_bar(n, s) for n, s in enumerate(scenarios))
-    return (
-        f'<svg class="chart" role="img" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">'
-        f"<title>pass rate per scenario, with its 95% bootstrap interval</title>"
-        f"{_axis(height)}{rows}</svg>"
-    )
+    return rate_chart([_counts(scenario) for scenario in scenarios])
+
+
+def _counts(scenario: ScenarioTrials) -> RateBar:
+    s = scenario.summary
+    return (s.label, s.verdict.value, s.passed, s.failed, s.errors, scenario.pass_rate)
 
 
 def _axis(height: int) -> str:
@@ -48,28 +45,6 @@ def _axis(height: int) -> str:
             f'<text x="{x}" y="{_TOP - 8}" text-anchor="middle">{fraction:.1f}</text>'
         )
     return "".join(ticks)
-
-
-def _bar(row: int, scenario: ScenarioTrials) -> str:
-    s = scenario.summary
-    y = _TOP + row * _ROW
-    label = clipped(s.label, _LABEL_CHARS)
-    text = (
-        f'<text x="{_LABEL - 8}" y="{y + 16}" text-anchor="end">{escape(label)}</text>'
-        f'<rect x="{_LABEL}" y="{y + 4}" width="{_BAR}" height="{_ROW - 8}" fill="#f6f8fa"/>'
-    )
-    rate = scenario.pass_rate
-    if rate is None:
-        note = f"no judged trial ({s.errors} errored)"
-        tip = f"{s.label}: {note}"
-        return f"<g><title>{escape(tip)}</title>{text}{_note(y, note)}</g>"
-    tip = f"{s.label}: {s.passed}/{s.passed + s.failed} passed, {rate.describe()}"
-    return (
-        f"<g><title>{escape(tip)}</title>{text}"
-        f'<rect x="{_LABEL}" y="{y + 4}" width="{_x(rate.estimate) - _LABEL}" '
-        f'height="{_ROW - 8}" fill="{_COLORS[s.verdict.value]}" opacity="0.85"/>'
-        f"{_whisker(y, rate)}{_note(y, f'{s.passed}/{s.passed + s.failed}')}</g>"
-    )
 
 
 def _whisker(y: int, rate: Interval) -> str:
