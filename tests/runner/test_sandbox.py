@@ -4,6 +4,7 @@ network unless its services need one; nothing it starts outlives sounding."""
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -108,11 +109,12 @@ def test_a_sandbox_asked_for_and_unavailable_refuses_the_run(suite: Any) -> None
 
 
 def test_nothing_a_sandboxed_agent_starts_outlives_a_killed_sounding(suite: Any) -> None:
+    seconds = f"300.{secrets.randbelow(10**6):06d}"  # this test's sleepers, none other's
     suite.agent(
-        """
+        f"""
         import subprocess, sys, time
         sys.stdin.read()
-        daemon = subprocess.Popen(["sleep", "300"], start_new_session=True)
+        daemon = subprocess.Popen(["sleep", "{seconds}"], start_new_session=True)
         open("started", "w").write("yes")  # in its workspace: all it may write
         time.sleep(300)
         """,
@@ -125,18 +127,18 @@ def test_nothing_a_sandboxed_agent_starts_outlives_a_killed_sounding(suite: Any)
         while not list(suite.root.glob("results/*/trials/*/*/*/workspace/started")):
             assert time.monotonic() < deadline, "the agent never started"
             time.sleep(0.05)
-        sleepers = _sleepers()
-        assert sleepers, "no sleep 300 is running"
+        sleepers = _sleepers(seconds)
+        assert sleepers, f"no sleep {seconds} is running"
     finally:
         os.killpg(process.pid, signal.SIGKILL)  # sounding, as `kill -9` would
         process.communicate(timeout=10)
     deadline = time.monotonic() + 10
-    while _sleepers() & sleepers and time.monotonic() < deadline:
+    while _sleepers(seconds) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _sleepers() & sleepers, "a process the agent started outlived sounding"
+    assert not _sleepers(seconds), "a process the agent started outlived sounding"
 
 
-def _sleepers() -> set[int]:
+def _sleepers(seconds: str) -> set[int]:
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -144,6 +146,6 @@ def _sleepers() -> set[int]:
                 command = (entry / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if command[:2] == [b"sleep", b"300"]:
+            if command[:2] == [b"sleep", seconds.encode()]:
                 found.add(int(entry.name))
     return found
