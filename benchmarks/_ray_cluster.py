@@ -43,6 +43,9 @@ def loopback_env() -> dict[str, str]:
         "RAY_AUTH_MODE": "token",
         "RAY_AUTH_TOKEN": secrets.token_hex(32),
         "RAY_USAGE_STATS_ENABLED": "0",
+        # a raylet waits 30 s by default for the GCS to register it, which a loaded
+        # 2-core machine can miss; the head then gives up (seen in CI)
+        "RAY_raylet_start_wait_time_s": "90",
     }
 
 
