@@ -4,6 +4,7 @@ group that turns what no command handled into a documented exit code."""
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -102,3 +103,25 @@ def write_output(path: Path, text: str) -> None:
 
 
 OUT = FilePath(dir_okay=False, path_type=Path)
+
+
+class RendererOptions(click.Command):
+    """A command with a `--name FILE` option per renderer of `renderers()`, added when it is
+    first parsed or shown, so that no other command loads the renderers. `prefix` starts
+    each option's help."""
+
+    prefix = ""
+
+    def renderers(self) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        given = {param.name for param in self.params}
+        for renderer in self.renderers():
+            if renderer.name not in given:
+                help = renderer.help
+                if self.prefix:
+                    help = f"{self.prefix}{help[0].lower()}{help[1:]}"
+                option = click.Option([f"--{renderer.name}"], type=OUT, help=help)
+                self.params.append(option)
+        return super().get_params(ctx)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,23 +17,25 @@ if TYPE_CHECKING:
     from sounding.runner import BulkOptions
     from sounding.scoring import BulkScore
     from sounding.spec import Case, Scenario
-from sounding.cli._common import OUT, FilePath, console, escaped, usage_error, write_output
+from sounding.cli._common import (
+    FilePath,
+    RendererOptions,
+    console,
+    escaped,
+    usage_error,
+    write_output,
+)
 
 
-class _BulkRenderings(click.Command):
-    """`score`: a `--name FILE` option per renderer of records scored in bulk (`--junit`,
-    `--html`), added when the command is first parsed or shown."""
+class _BulkRenderings(RendererOptions):
+    """`score`: `--junit`, `--html`, ... for records scored in bulk."""
 
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+    prefix = "With --records: "
+
+    def renderers(self) -> Iterable[Any]:
         from sounding.report import bulk_renderers
 
-        given = {param.name for param in self.params}
-        for renderer in bulk_renderers:
-            if renderer.name not in given:
-                help = f"With --records: {renderer.help[0].lower()}{renderer.help[1:]}"
-                option = click.Option([f"--{renderer.name}"], type=OUT, help=help)
-                self.params.append(option)
-        return super().get_params(ctx)
+        return bulk_renderers
 
 
 @click.command(cls=_BulkRenderings)

@@ -3,8 +3,9 @@ compare, review, agreement, view and the form."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,7 +13,7 @@ from sounding._words import counted
 
 if TYPE_CHECKING:
     from sounding.spec import Case
-from sounding.cli._common import OUT, console, escaped, usage_error, warn
+from sounding.cli._common import OUT, RendererOptions, console, escaped, usage_error, warn
 
 
 @click.command()
@@ -61,19 +62,13 @@ def init(directory: Path) -> None:
     shown.print(f"next: sounding run {escaped(str(directory))}")
 
 
-class _Renderings(click.Command):
-    """`report`: a `--name FILE` option per registered renderer, added when the command is
-    first parsed or shown, so that no other command loads the renderers."""
+class _Renderings(RendererOptions):
+    """`report`: an option per registered renderer (`--junit`, `--html`, ...)."""
 
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+    def renderers(self) -> Iterable[Any]:
         from sounding.report import renderers
 
-        given = {param.name for param in self.params}
-        for renderer in renderers:
-            if renderer.name not in given:
-                option = click.Option([f"--{renderer.name}"], type=OUT, help=renderer.help)
-                self.params.append(option)
-        return super().get_params(ctx)
+        return renderers
 
 
 @click.command(cls=_Renderings)

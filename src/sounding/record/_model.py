@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cached_property
 from typing import Any, Final, Literal
@@ -60,6 +61,13 @@ class Message(_Model):
     def text(self) -> str:
         """The message's text, with any non-text blocks left out."""
         return content_text(self.content)
+
+    @property
+    def shown(self) -> str:
+        """The message as a page shows it: its text, or all its blocks as JSON."""
+        if self.content is None or isinstance(self.content, str):
+            return self.content or ""
+        return json.dumps(self.content, indent=1, ensure_ascii=False, default=str)
 
 
 class ModelUsage(_Model):

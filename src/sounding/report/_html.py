@@ -301,7 +301,7 @@ def _conversation(record: RunRecord, simulated: dict[str, Any] | None) -> str:
     turns = [_message(who("user", t), t) for t in record.user_turns if t not in said]
     if record.task and not record.user_turns:
         turns.append(_message("task", record.task))
-    turns += [_message(who(m.role, m.text), _content(m), m) for m in record.messages]
+    turns += [_message(who(m.role, m.text), m.shown, m) for m in record.messages]
     if record.final_answer is not None:
         turns.append(_message("final answer", record.final_answer))
     if simulated is not None:
@@ -335,12 +335,6 @@ def _message(role: str, text: str, message: Message | None = None) -> str:
         calls = f" ← result of {escape(message.tool_call_id)}"
     body = f"<pre>{escape(_clip(text))}</pre>" if text else ""
     return f'<div class="msg"><span class="role">{escape(role)}</span>{calls}{body}</div>'
-
-
-def _content(message: Message) -> str:
-    if message.content is None or isinstance(message.content, str):
-        return message.content or ""
-    return _json(message.content)
 
 
 def _tool_calls(calls: list[ToolCall]) -> str:

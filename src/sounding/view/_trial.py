@@ -188,7 +188,7 @@ def conversation(record: RunRecord, simulated: dict[str, Any] | None) -> str:
     if record.task and not record.user_turns:
         turns.append(_message("task", record.task))
     names = {call.id: call.name for call in record.tool_calls}
-    turns += [_message(m.role, _content(m), _calls_of(m, names)) for m in record.messages]
+    turns += [_message(m.role, m.shown, _calls_of(m, names)) for m in record.messages]
     if record.final_answer is not None:
         turns.append(_message("final answer", record.final_answer))
     if simulated is not None:
@@ -211,12 +211,6 @@ def _message(role: str, body: str, note: str = "") -> str:
     side = f' <span class="dim">{text(note)}</span>' if note else ""
     shown = f"<pre>{text(body)}</pre>" if body else ""
     return f'<div class="msg role-{text(role.split()[0])}"><b>{text(role)}</b>{side}{shown}</div>'
-
-
-def _content(message: Message) -> str:
-    if message.content is None or isinstance(message.content, str):
-        return message.content or ""
-    return _json(message.content)
 
 
 def tool_calls(calls: list[ToolCall]) -> str:
