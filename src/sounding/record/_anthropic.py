@@ -14,7 +14,6 @@ from typing import Any
 
 from sounding.record._build import (
     CALL_BLOCKS,
-    Attach,
     RecordBuilder,
     RecordError,
     check_content,
@@ -57,13 +56,9 @@ def is_result_block(block: dict[str, Any]) -> bool:
 
 def result_text(content: Any) -> str:
     """A tool result's text: the string, its text blocks, or else its blocks as JSON."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") == "text" for b in content
-    ):
+    blocks = content if isinstance(content, list) else []
+    said = any(isinstance(b, dict) and b.get("type") == "text" for b in blocks)
+    if content is None or isinstance(content, str) or said:
         return content_text(content)
     return dump_result(content)
 
@@ -128,10 +123,6 @@ class _Reader:
         self.builder.call(call_id, name, block.get("input"), index)
 
     def _result(self, block: dict[str, Any], where: str) -> None:
-        call_id = str(block["tool_use_id"])
         text = result_text(block.get("content"))
-        outcome = self.builder.result(call_id, text, is_error=bool(block.get("is_error")))
-        if outcome is Attach.UNKNOWN:
-            self.builder.notes.append(f"{where}: a result for tool_use id '{call_id}' no call made")
-        elif outcome is Attach.ANSWERED:
-            self.builder.notes.append(f"{where}: a second result for '{call_id}'; kept the first")
+        is_error = bool(block.get("is_error"))
+        self.builder.answer(str(block["tool_use_id"]), text, where, is_error=is_error)

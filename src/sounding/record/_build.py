@@ -191,8 +191,18 @@ class RecordBuilder:
             call["ended_at"] = ended_at
         return Attach.ATTACHED
 
-    def known_ids(self, limit: int = 8) -> str:
-        ids = [c["id"] for c in self.calls[-limit:]]
+    def answer(self, call_id: str, text: str | None, where: str, *, is_error: bool = False) -> None:
+        """Give a call its result; one that answers no call, or a call answered already,
+        is said in the notes (an exported conversation is often a window cut from a longer
+        one)."""
+        outcome = self.result(call_id, text, is_error=is_error)
+        if outcome is Attach.UNKNOWN:
+            self.notes.append(f"{where}: a result for call id '{call_id}' that no call made")
+        elif outcome is Attach.ANSWERED:
+            self.notes.append(f"{where}: a second result for call id '{call_id}'; kept the first")
+
+    def known_ids(self) -> str:
+        ids = [c["id"] for c in self.calls[-8:]]
         return ", ".join(ids) if ids else "none yet"
 
     # ---- the record ----------------------------------------------------------------------

@@ -40,10 +40,9 @@ def load_record(
 
     `trace_id` picks one trace of an OpenTelemetry export that holds several."""
     path = Path(path)
-    text = _read_text(path)
-    if format is None:  # a name the event stream registered (.jsonl) says it
-        format = next((f.name for f in formats if path.suffix.lower() in f.suffixes), None)
-    return parse_record(text, format, source=str(path), trace_id=trace_id)
+    if format is None:
+        format = formats.named_by(path)
+    return parse_record(read_text(path), format, source=str(path), trace_id=trace_id)
 
 
 def parse_record(
@@ -55,7 +54,7 @@ def parse_record(
 ) -> RunRecord:
     """Read a run record from text in `format`, or in the format the text shows."""
     sample = Sample(text, source, trace_id)
-    chosen = formats.get(format, source) if format is not None else formats.detect(sample)[0]
+    chosen = formats.choose(sample, format)
     if trace_id is not None and not chosen.picks_trace:
         picking = " or ".join(f"`{f.name}`" for f in formats if f.picks_trace)
         raise RecordError(
@@ -194,7 +193,7 @@ def parse_sounding(data: Any, source: str) -> RunRecord:
     )
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

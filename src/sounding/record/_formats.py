@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 from sounding._files import json_kind, loads
@@ -119,6 +120,14 @@ class RecordFormats:
             return self._formats[name]
         fix = f"{closest(name, self.names())}formats: {self.listed()}"
         raise RecordError(source, f"unknown record format '{name}'", fix)
+
+    def named_by(self, path: Path) -> str | None:
+        """The format a file's name says (`.jsonl` the event stream's), if any says one."""
+        return next((f.name for f in self if path.suffix.lower() in f.suffixes), None)
+
+    def choose(self, sample: Sample, name: str | None) -> RecordFormat:
+        """The format `name`, or with none named, the one the text shows."""
+        return self.get(name, sample.source) if name is not None else self.detect(sample)[0]
 
     def detect(self, sample: Sample) -> tuple[RecordFormat, str]:
         """The format whose claim on the text is surest, and why; a RecordError says why

@@ -206,16 +206,15 @@ class _Reader:
         self.lists["audit"].append(entry)
 
     def _usage(self, event: dict[str, Any], number: int) -> None:
-        usage = self.usage
-        usage["input_tokens"] += event.get("input_tokens") or 0
-        usage["output_tokens"] += event.get("output_tokens") or 0
-        cost = event.get("cost_usd")
+        usage, cost, model = self.usage, event.get("cost_usd"), event.get("model")
+        given, made = event.get("input_tokens") or 0, event.get("output_tokens") or 0
+        usage["input_tokens"] += given
+        usage["output_tokens"] += made
         if cost is not None:
             usage["cost_usd"] = usage.get("cost_usd", 0.0) + cost
-        if event.get("model") is not None:
-            usage["model"] = event["model"]
-        given, made = event.get("input_tokens") or 0, event.get("output_tokens") or 0
-        add_usage(self.by_model, event.get("model"), given, made, cost)
+        if model is not None:
+            usage["model"] = model
+        add_usage(self.by_model, model, given, made, cost)
 
 
 def _opt_str(value: Any) -> str | None:

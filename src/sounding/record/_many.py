@@ -22,8 +22,8 @@ from typing import Any, cast
 
 from sounding._files import open_regular
 from sounding.record._build import RecordError
-from sounding.record._detect import _read_text, formats
-from sounding.record._formats import RecordFormat, Sample
+from sounding.record._detect import formats, read_text
+from sounding.record._formats import Sample
 from sounding.record._model import RunRecord
 
 LINES = (".jsonl", ".ndjson")
@@ -79,10 +79,9 @@ def _folder(folder: Path, format: str | None) -> Iterator[Found]:
 def _file(path: Path, format: str | None) -> Iterator[Found]:
     """A file that is one document: one record, or one per trace of an export."""
     try:
-        text = _read_text(path)
-        if format is None:  # a name a format registered (.jsonl) says it
-            format = next((f.name for f in formats if path.suffix.lower() in f.suffixes), None)
-        yield from _sample(Sample(text, str(path)), format)
+        if format is None:
+            format = formats.named_by(path)
+        yield from _sample(Sample(read_text(path), str(path)), format)
     except RecordError as exc:
         yield Found(str(path), error=exc)
 
@@ -123,9 +122,7 @@ def _at_line(found: Found, path: Path, number: int) -> Found:
 
 
 def _sample(sample: Sample, format: str | None) -> Iterator[Found]:
-    chosen: RecordFormat = (
-        formats.get(format, sample.source) if format is not None else formats.detect(sample)[0]
-    )
+    chosen = formats.choose(sample, format)
     if chosen.each is None:
         yield Found(sample.source, record=chosen.read(sample))
         return

@@ -12,13 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from sounding._files import json_kind
-from sounding.record._build import (
-    Attach,
-    RecordBuilder,
-    RecordError,
-    check_content,
-    closest,
-)
+from sounding.record._build import RecordBuilder, RecordError, check_content, closest
 from sounding.record._model import RunRecord, content_text
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
@@ -136,7 +130,7 @@ class _Reader:
             self.builder.notes.append(f"{where}: a tool message without a tool_call_id")
             self.builder.message("tool", content, **extra)
             return
-        self._attach(call_id, content, where)
+        self.builder.answer(call_id, content_text(content), where)
         self.builder.message("tool", content, tool_call_id=call_id, **extra)
 
     def _function(self, message: dict[str, Any], content: Any, where: str) -> None:
@@ -147,16 +141,5 @@ class _Reader:
             self.builder.message("tool", content, name=name if isinstance(name, str) else None)
             return
         call_id = waiting.pop(0)
-        self._attach(call_id, content, where)
+        self.builder.answer(call_id, content_text(content), where)
         self.builder.message("tool", content, tool_call_id=call_id, name=name)
-
-    def _attach(self, call_id: str, content: Any, where: str) -> None:
-        outcome = self.builder.result(call_id, content_text(content))
-        if outcome is Attach.UNKNOWN:
-            self.builder.notes.append(
-                f"{where}: a result for call id '{call_id}' that no call made"
-            )
-        elif outcome is Attach.ANSWERED:
-            self.builder.notes.append(
-                f"{where}: a second result for call id '{call_id}'; kept first"
-            )

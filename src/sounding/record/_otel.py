@@ -32,7 +32,7 @@ from sounding.record._otel_messages import (
     read_messages,
     system_messages,
 )
-from sounding.record._otlp import OPERATION, Span, pick_trace, read_export
+from sounding.record._otlp import OPERATION, Span, by_trace, pick_trace, read_export
 
 TOOL_CALL_KEYS = (
     "gen_ai.tool.name",
@@ -57,10 +57,7 @@ def parse_otel_traces(data: Any, source: str) -> Iterator[tuple[str, RunRecord |
     """Each trace of an export as a record of its own, by trace id in the order first seen;
     a trace that cannot be read is its error, and the other traces are read all the same."""
     spans, notes = read_export(data, source)
-    traces: dict[str, list[Span]] = {}
-    for span in spans:
-        traces.setdefault(span.trace_id, []).append(span)
-    for trace_id, group in traces.items():
+    for trace_id, group in by_trace(spans).items():
         where = f"{source}, trace {trace_id}"
         try:
             yield trace_id, _Importer(where, group, list(notes)).run()

@@ -212,9 +212,7 @@ def pick_trace(spans: list[Span], trace_id: str | None, source: str) -> list[Spa
     """The spans of one trace: the only one, or the one named; otherwise say which exist."""
     if not spans:
         raise RecordError(source, "the export holds no spans", SHAPES)
-    traces: dict[str, list[Span]] = {}
-    for span in spans:
-        traces.setdefault(span.trace_id, []).append(span)
+    traces = by_trace(spans)
     if trace_id is not None and trace_id in traces:
         return traces[trace_id]
     if trace_id is None and len(traces) == 1:
@@ -231,6 +229,14 @@ def pick_trace(spans: list[Span], trace_id: str | None, source: str) -> list[Spa
         "name one with parse_otel(data, source, trace_id=...), or export a single trace",
         needs="trace_id",
     )
+
+
+def by_trace(spans: list[Span]) -> dict[str, list[Span]]:
+    """The spans of each trace, by trace id in the order first seen."""
+    traces: dict[str, list[Span]] = {}
+    for span in spans:
+        traces.setdefault(span.trace_id, []).append(span)
+    return traces
 
 
 def _describe_trace(trace_id: str, spans: list[Span]) -> str:
