@@ -93,8 +93,8 @@ class JudgeConfig(BaseModel):
         env = os.environ if environ is None else environ
         data = dict(raw or {})
         for key in ("model", "base_url"):
-            if env.get(f"{cls.env_prefix}_{key.upper()}"):
-                data[key] = env[f"{cls.env_prefix}_{key.upper()}"]
+            if value := env.get(f"{cls.env_prefix}_{key.upper()}"):
+                data[key] = value
         if not data:
             return None
         try:

@@ -151,9 +151,8 @@ class OpenAITransport(Transport):
             )
         if not response.choices:
             raise JudgeError(f"{_where(self._config)} answered with no choices")
-        usage = getattr(response, "usage", None)
-        tokens = _tokens(usage, "prompt_tokens", "completion_tokens")
-        return response.choices[0].message, _usage(response, call, tokens)
+        message = response.choices[0].message
+        return message, _usage(response, call, "prompt_tokens", "completion_tokens")
 
 
 class AnthropicTransport(Transport):
@@ -192,25 +191,21 @@ class AnthropicTransport(Transport):
                 messages=[{"role": "user", "content": call.user}],
                 **extra,
             )
-        tokens = _tokens(getattr(response, "usage", None), "input_tokens", "output_tokens")
-        return list(getattr(response, "content", None) or []), _usage(response, call, tokens)
+        blocks = list(getattr(response, "content", None) or [])
+        return blocks, _usage(response, call, "input_tokens", "output_tokens")
 
 
-def _tokens(usage: Any, given: str, made: str) -> tuple[int, int] | None:
+def _usage(response: Any, call: Call, given: str, made: str) -> Usage | None:
+    """The tokens the server counted (its usage's fields `given` and `made`), at the model
+    that answered; None when it counted none."""
+    usage = getattr(response, "usage", None)
     counts = (getattr(usage, given, None), getattr(usage, made, None))
-    if all(isinstance(c, int) and not isinstance(c, bool) for c in counts):
-        return counts  # type: ignore[return-value]
-    return None
-
-
-def _usage(response: Any, call: Call, tokens: tuple[int, int] | None) -> Usage | None:
-    """The tokens the server counted, at the model that answered; None when it counted none."""
-    if tokens is None:
+    if not all(isinstance(c, int) and not isinstance(c, bool) for c in counts):
         return None
     model = getattr(response, "model", None)
     return Usage(
-        input_tokens=tokens[0],
-        output_tokens=tokens[1],
+        input_tokens=counts[0],
+        output_tokens=counts[1],
         model=model if isinstance(model, str) and model else call.model,
     )
 

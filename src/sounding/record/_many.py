@@ -26,8 +26,6 @@ from sounding.record._detect import formats, read_text
 from sounding.record._formats import Sample
 from sounding.record._model import RunRecord
 
-LINES = (".jsonl", ".ndjson")
-
 
 @dataclass(frozen=True)
 class Found:
@@ -43,7 +41,7 @@ def read_records(path: Path | str, format: str | None = None) -> Iterator[Found]
     path = Path(path)
     if path.is_dir():
         yield from _folder(path, format)
-    elif path.suffix.lower() in LINES:
+    elif formats.named_by(path) == "jsonl":  # JSON Lines: a record per line
         yield from _lines(path, format)
     else:
         yield from _file(path, format)

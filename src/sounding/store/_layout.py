@@ -37,6 +37,12 @@ def safe_name(text: str) -> str:
     return _UNSAFE.sub("_", text).lstrip(".") or "_"
 
 
+def scenario_label(cell: str, case: str, scenario: str) -> str:
+    """`case/scenario`, with `[cell] ` in front for any cell but the default one."""
+    shown = "" if cell == "default" else f"[{cell}] "
+    return f"{shown}{case}/{scenario}"
+
+
 @dataclass(frozen=True, order=True)
 class TrialKey:
     """Names one trial: cell × case × scenario × trial number (1-based)."""
@@ -48,8 +54,7 @@ class TrialKey:
 
     @property
     def label(self) -> str:
-        cell = "" if self.cell == "default" else f"[{self.cell}] "
-        return f"{cell}{self.case}/{self.scenario}#{self.trial}"
+        return f"{scenario_label(self.cell, self.case, self.scenario)}#{self.trial}"
 
     def as_dict(self) -> dict[str, str | int]:
         return asdict(self)

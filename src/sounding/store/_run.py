@@ -24,6 +24,7 @@ from sounding.store._layout import (
     SUMMARY_SCHEMA,
     RunLayout,
     TrialKey,
+    scenario_label,
 )
 from sounding.store._trial import Trial, read_trial, trial_exists
 
@@ -112,9 +113,7 @@ class ScenarioSummary(ScenarioResult):
 
     @property
     def label(self) -> str:
-        """`case/scenario`, with `[cell] ` in front for any cell but the default one."""
-        cell = "" if self.cell == "default" else f"[{self.cell}] "
-        return f"{cell}{self.case}/{self.scenario}"
+        return scenario_label(self.cell, self.case, self.scenario)
 
 
 class RunSummary(BaseModel):
