@@ -22,10 +22,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from sounding.report import RunComparison, compare_runs
+from sounding.report._trial import text
 from sounding.store import ResultsError, TrialKey
 from sounding.view._compare import compare_page
 from sounding.view._index import ResultsFolder, RunState, ViewError
-from sounding.view._markup import document, text
+from sounding.view._markup import document
 from sounding.view._pages import (
     Filters,
     progress,

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sounding.record import RunRecord
 from sounding.report import Gap, RunComparison
+from sounding.report._trial import table, text
 from sounding.store import ScenarioSummary, TrialKey
 from sounding.view._index import RunState, ScenarioKey
-from sounding.view._markup import document, href, link, table, text, verdict
-from sounding.view._trial import conversation, tool_calls, trial_url
+from sounding.view._markup import document, href, link, verdict
+from sounding.view._trial import exchange, trial_url
 
 
 def compare_page(
@@ -123,13 +123,9 @@ def _column(
         body = f'<p class="dim">trial #{number} has not finished in this run</p>'
         return f'<div class="side side-{side}"><h3>{text(state.run_id)}</h3>{picker}{body}</div>'
     trial = state.trial(TrialKey(*key, number))
-    record = trial.record or RunRecord()
     head = (
         f"<h3>{text(state.run_id)}: {link(trial_url(state, trial.key), f'trial #{number}')} "
         f"{verdict(trial.verdict.value)}</h3>"
     )
     reason = f'<p class="reason">{text(trial.reason)}</p>' if trial.reason else ""
-    return (
-        f'<div class="side side-{side}">{head}{picker}{reason}'
-        f"{conversation(record, trial.simulated)}{tool_calls(record.tool_calls)}</div>"
-    )
+    return f'<div class="side side-{side}">{head}{picker}{reason}{exchange(trial)}</div>'

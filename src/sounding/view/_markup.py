@@ -9,17 +9,13 @@ through the script, which reads nothing but `data-` attributes of the page.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from html import escape
 from urllib.parse import quote, urlencode
+
+from sounding.report._trial import text
 
 PAGE_SIZE = 50  # rows of a table per page
 
 VERDICTS = ("pass", "flaky", "fail", "error")
-
-
-def text(value: object) -> str:
-    """`value` as HTML text: every `<`, `&` and quote escaped."""
-    return escape(str(value), quote=True)
 
 
 def href(*parts: str, **query: object) -> str:
@@ -45,14 +41,6 @@ def money(value: float | None) -> str:
 
 def number(value: float | None, form: str = ".3f") -> str:
     return "–" if value is None else f"{value:{form}}"
-
-
-def table(head: Sequence[str], rows: Iterable[str], cls: str = "") -> str:
-    """A table of ready-made rows (`<tr>…</tr>`) under the escaped column names."""
-    heads = "".join(f"<th>{text(h)}</th>" for h in head)
-    kind = f' class="{cls}"' if cls else ""
-    body = "".join(rows) or f'<tr><td colspan="{len(head)}" class="dim">nothing to show</td></tr>'
-    return f"<table{kind}><thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def pager(page: int, total: int, base: Mapping[str, object], size: int = PAGE_SIZE) -> str:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
 from sounding.report._charts import curve_chart, rate_chart, scenario_curve_table
+from sounding.report._trial import table, text
 from sounding.view._index import (
     ResultsFolder,
     RunState,
@@ -26,8 +27,6 @@ from sounding.view._markup import (
     page_of,
     pager,
     select,
-    table,
-    text,
     verdict,
 )
 
