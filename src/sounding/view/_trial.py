@@ -14,8 +14,8 @@ from sounding.report._trial import as_json, checks, conversation, diff, table, t
 from sounding.scoring import Measured
 from sounding.services import ServiceError, load_service_evidence
 from sounding.store import Trial, TrialKey
-from sounding.view._index import RunState
-from sounding.view._markup import document, href, link, money, verdict
+from sounding.view._index import RunState, ScenarioKey, scenario_label, scenario_of
+from sounding.view._markup import document, href, link, money, scenario_query, verdict
 
 _SHOWN = 200_000  # bytes of one artifact (stdout, diff, ...) shown; the rest stays in the folder
 _OUTPUTS = (
@@ -40,31 +40,17 @@ def trial_page(state: RunState, key: TrialKey) -> str:
     ]
     crumbs = [
         (href("run", state.run_id), state.run_id),
-        (_scenario_url(state, key), _scenario(key)),
+        (scenario_url(state, scenario_of(key)), scenario_label(scenario_of(key))),
     ]
     return document(key.label, "".join(parts), crumbs=crumbs)
 
 
-def _scenario(key: TrialKey) -> str:
-    return f"{'' if key.cell == 'default' else f'[{key.cell}] '}{key.case}/{key.scenario}"
-
-
-def _scenario_url(state: RunState, key: TrialKey) -> str:
-    return href(
-        "run", state.run_id, "scenario", cell=key.cell, case=key.case, scenario=key.scenario
-    )
+def scenario_url(state: RunState, key: ScenarioKey) -> str:
+    return href("run", state.run_id, "scenario", **scenario_query(key))
 
 
 def trial_url(state: RunState, key: TrialKey) -> str:
-    return href(
-        "run",
-        state.run_id,
-        "trial",
-        cell=key.cell,
-        case=key.case,
-        scenario=key.scenario,
-        n=key.trial,
-    )
+    return href("run", state.run_id, "trial", **scenario_query(scenario_of(key)), n=key.trial)
 
 
 def _header(state: RunState, trial: Trial) -> str:
@@ -91,10 +77,8 @@ def _header(state: RunState, trial: Trial) -> str:
 
 def _neighbours(state: RunState, key: TrialKey) -> str:
     """Links to the trial before and after this one in its scenario."""
-    same = (key.cell, key.case, key.scenario)
-    mine = sorted(
-        r.key.trial for r in state.rows if (r.key.cell, r.key.case, r.key.scenario) == same
-    )
+    same = scenario_of(key)
+    mine = sorted(r.key.trial for r in state.rows if scenario_of(r.key) == same)
     before = [n for n in mine if n < key.trial]
     after = [n for n in mine if n > key.trial]
     links = []
