@@ -20,6 +20,7 @@ from sounding.checks import Status
 from sounding.report._html import _STYLE
 from sounding.report._junit import _xml, junit_document
 from sounding.report._renderers import bulk_renderers
+from sounding.report._trial import table
 from sounding.scoring import (
     BulkScore,
     CheckTally,
@@ -241,8 +242,6 @@ def _html_scenario(tally: ScenarioTally, floor: float) -> list[str]:
     return [
         f"<h2><span class='v v-{verdict}'>{verdict}</span> {escape(tally.scenario)}</h2>",
         f"<p>pass rate {_shown(rate, tally.interval())} ({escape(_counts(tally))})</p>",
-        "<table><tr><th>check</th><th>pass rate [95 %]</th><th>passed</th><th>apart</th></tr>",
-        *rows,
-        "</table>",
+        table(["check", "pass rate [95 %]", "passed", "apart"], rows),
         *(["<h3>Worst offenders</h3><ul>", *worst, "</ul>"] if worst else []),
     ]
