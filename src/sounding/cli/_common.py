@@ -90,18 +90,6 @@ def warn(note: str) -> None:
     console(stderr=True).print(f"[yellow]![/] {escaped(note)}")
 
 
-def write_output(path: Path, text: str) -> None:
-    from sounding._files import write_text
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text(path, text)
-    except OSError as exc:
-        usage_error(
-            f"{path}: cannot write it ({exc.strerror or exc}): choose a folder you can write to"
-        )
-
-
 OUT = FilePath(dir_okay=False, path_type=Path)
 
 

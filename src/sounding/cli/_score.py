@@ -23,7 +23,6 @@ from sounding.cli._common import (
     console,
     escaped,
     usage_error,
-    write_output,
 )
 
 
@@ -173,6 +172,7 @@ def _score_many(
     from sounding.report import bulk_document, bulk_renderers, print_bulk
     from sounding.runner import RunSetupError, SuiteConfigError, score_records
     from sounding.spec import SpecError, load_case
+    from sounding.store import ResultsError
 
     if target.is_dir():
         usage_error("--records scores records against a case file: give one as TARGET")
@@ -186,7 +186,10 @@ def _score_many(
     for renderer in bulk_renderers:
         path = outputs.get(renderer.name)
         if path is not None:
-            write_output(path, renderer.render(bulk))
+            try:
+                renderer.write(bulk, path)
+            except ResultsError as exc:
+                usage_error(str(exc))
             console(stderr=as_json).print(f"wrote {renderer.title}: {escaped(str(path))}")
     if as_json:
         click.echo(json.dumps(bulk_document(bulk), indent=1))

@@ -18,8 +18,9 @@ from rich.markup import escape as markup
 from sounding._words import counted
 from sounding.checks import Status
 from sounding.report._html import _STYLE
-from sounding.report._junit import _xml
+from sounding.report._junit import _xml, junit_document
 from sounding.report._renderers import bulk_renderers
+from sounding.report._trial import table
 from sounding.scoring import (
     BulkScore,
     CheckTally,
@@ -67,15 +68,7 @@ def _scenario(tally: ScenarioTally, floor: float) -> dict[str, Any]:
         "interval": _interval(tally.interval()),
         "gate": rate is None or rate >= floor,
         "checks": [_check(check) for check in tally.checks.values()],
-        "worst": [
-            {
-                "source": o.source,
-                "verdict": o.verdict.value,
-                "composite": o.composite,
-                "reason": o.reason,
-            }
-            for o in tally.worst()
-        ],
+        "worst": [_offender(o) for o in tally.worst()],
     }
 
 
@@ -187,17 +180,7 @@ def _totals(bulk: BulkScore) -> str:
 def bulk_junit(bulk: BulkScore) -> str:
     """One <testcase> per scenario: a <failure> when its pass rate is under the floor."""
     cases = [_testcase(tally, bulk.min_pass_rate) for tally in bulk.tallies.values()]
-    counts = {
-        "tests": str(len(cases)),
-        "failures": str(sum(c.find("failure") is not None for c in cases)),
-        "errors": str(sum(c.find("error") is not None for c in cases)),
-        "skipped": "0",
-    }
-    root = ET.Element("testsuites", {"name": "sounding", **counts})
-    suite = ET.SubElement(root, "testsuite", {"name": f"sounding {_xml(bulk.case)}", **counts})
-    suite.extend(cases)
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    return junit_document(f"sounding {bulk.case}", cases)
 
 
 def _testcase(tally: ScenarioTally, floor: float) -> ET.Element:
@@ -259,8 +242,6 @@ def _html_scenario(tally: ScenarioTally, floor: float) -> list[str]:
     return [
         f"<h2><span class='v v-{verdict}'>{verdict}</span> {escape(tally.scenario)}</h2>",
         f"<p>pass rate {_shown(rate, tally.interval())} ({escape(_counts(tally))})</p>",
-        "<table><tr><th>check</th><th>pass rate [95 %]</th><th>passed</th><th>apart</th></tr>",
-        *rows,
-        "</table>",
+        table(["check", "pass rate [95 %]", "passed", "apart"], rows),
         *(["<h3>Worst offenders</h3><ul>", *worst, "</ul>"] if worst else []),
     ]

@@ -9,7 +9,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from sounding._exit import ExitCode
-from sounding._files import write_text
 from sounding.report._renderers import Renderer, renderers
 from sounding.report._terminal import scenario_line, until_decided
 from sounding.store import Results, ResultsError, load_results
@@ -25,7 +24,7 @@ def report_command(run_dir: Path, **outputs: Path | None) -> int:
         results = load_results(run_dir)
         results.finished()
         for renderer, path in wanted:
-            _write(path, renderer.render(results))
+            renderer.write(results, path)
             out.print(f"wrote {renderer.title}: {escape(str(path))}")
     except ResultsError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
@@ -44,17 +43,6 @@ def _wanted(outputs: Mapping[str, Path | None]) -> list[tuple[Renderer[Results],
         known = ", ".join(renderers.names())
         raise TypeError(f"no renderer named {', '.join(unknown)} (renderers: {known})")
     return [(r, given[r.name]) for r in renderers if r.name in given]
-
-
-def _write(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text(path, text)
-    except OSError as exc:
-        raise ResultsError(
-            f"{path}: cannot write the report ({exc.strerror or exc}); "
-            "choose a path in a folder you can write to"
-        ) from exc
 
 
 def _print_verdicts(console: Console, results: Results) -> None:

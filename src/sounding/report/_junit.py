@@ -26,15 +26,22 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 def junit_report(results: Results) -> str:
     """The run as a JUnit XML document (one <testsuite> named after the run)."""
     cases = [_testcase(s) for s in results.scenarios]
+    seconds = _seconds(sum(s.summary.duration_ms for s in results.scenarios))
+    return junit_document(f"sounding {results.run_id}", cases, time=seconds)
+
+
+def junit_document(name: str, cases: list[ET.Element], **more: str) -> str:
+    """The document around `cases`: one <testsuite> called `name`, counted, with `more`
+    attributes."""
     counts = {
         "tests": str(len(cases)),
         "failures": str(sum(c.find("failure") is not None for c in cases)),
         "errors": str(sum(c.find("error") is not None for c in cases)),
         "skipped": "0",
-        "time": _seconds(sum(s.summary.duration_ms for s in results.scenarios)),
+        **more,
     }
     root = ET.Element("testsuites", {"name": "sounding", **counts})
-    suite = ET.SubElement(root, "testsuite", {"name": f"sounding {_xml(results.run_id)}", **counts})
+    suite = ET.SubElement(root, "testsuite", {"name": _xml(name), **counts})
     suite.extend(cases)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

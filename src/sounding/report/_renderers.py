@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Generic, TypeVar
 
+from sounding._files import write_text
 from sounding.scoring import BulkScore
-from sounding.store import Results
+from sounding.store import Results, ResultsError
 
 T = TypeVar("T")
 
@@ -22,6 +24,17 @@ class Renderer(Generic[T]):
     title: str  # what `wrote ...` calls the file
     help: str  # the option's help
     render: Callable[[T], str]
+
+    def write(self, result: T, path: Path) -> None:
+        """Write `render(result)` to `path`; a ResultsError saying why it cannot be written."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text(path, self.render(result))
+        except OSError as exc:
+            raise ResultsError(
+                f"{path}: cannot write the report ({exc.strerror or exc}); "
+                "choose a path in a folder you can write to"
+            ) from exc
 
 
 class Renderers(Generic[T]):

@@ -12,6 +12,7 @@ import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -22,10 +23,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from sounding.report import RunComparison, compare_runs
+from sounding.report._trial import text
 from sounding.store import ResultsError, TrialKey
 from sounding.view._compare import compare_page
 from sounding.view._index import ResultsFolder, RunState, ViewError
-from sounding.view._markup import document, text
+from sounding.view._markup import document
 from sounding.view._pages import (
     Filters,
     progress,
@@ -156,13 +158,7 @@ def _pick_comparison(request: Request) -> Response:
     a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
     if not a or not b:
         return _html(_problem("Bad request", "choose a baseline `a` and a candidate `b`"), 400)
-    return RedirectResponse(f"/compare/{_quoted(a)}/{_quoted(b)}", status_code=303)
-
-
-def _quoted(part: str) -> str:
-    from urllib.parse import quote
-
-    return quote(part, safe="")
+    return RedirectResponse(f"/compare/{quote(a, safe='')}/{quote(b, safe='')}", status_code=303)
 
 
 def _compare(folder: ResultsFolder, request: Request) -> str:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sounding.record import RunRecord
 from sounding.report import Gap, RunComparison
+from sounding.report._trial import table, text
 from sounding.store import ScenarioSummary, TrialKey
-from sounding.view._index import RunState, ScenarioKey
-from sounding.view._markup import document, href, link, table, text, verdict
-from sounding.view._trial import conversation, tool_calls, trial_url
+from sounding.view._index import RunState, ScenarioKey, scenario_label, scenario_of
+from sounding.view._markup import document, href, link, scenario_query, verdict
+from sounding.view._trial import exchange, trial_url
 
 
 def compare_page(
@@ -75,10 +75,7 @@ def _row(
     if gap.case is not None and gap.scenario is not None:
         key = (gap.cell, gap.case, gap.scenario)
         base, cand = states
-        label = link(
-            href("compare", base.run_id, cand.run_id, cell=key[0], case=key[1], scenario=key[2]),
-            gap.label,
-        )
+        label = link(href("compare", base.run_id, cand.run_id, **scenario_query(key)), gap.label)
         verdicts = [verdict(line[key].verdict.value) if key in line else "–" for line in lines]
     return (
         f'<tr data-state="{text(gap.state)}"><td>{label}</td><td>{verdicts[0]}</td>'
@@ -95,8 +92,7 @@ def _side_by_side(states: tuple[RunState, RunState], chosen: tuple[ScenarioKey, 
     def pick(side: str) -> Callable[[int], str]:
         def url(n: int) -> str:
             ta, tb = (n, second) if side == "a" else (first, n)
-            where = dict(zip(("cell", "case", "scenario"), key, strict=True))
-            return href("compare", base.run_id, cand.run_id, **where, ta=ta, tb=tb)
+            return href("compare", base.run_id, cand.run_id, **scenario_query(key), ta=ta, tb=tb)
 
         return url
 
@@ -104,7 +100,7 @@ def _side_by_side(states: tuple[RunState, RunState], chosen: tuple[ScenarioKey, 
         _column(base, key, first, "a", pick("a")),
         _column(cand, key, second, "b", pick("b")),
     ]
-    title = "/".join(key[1:]) if key[0] == "default" else f"[{key[0]}] {'/'.join(key[1:])}"
+    title = scenario_label(key)
     body = f'<div class="side-by-side">{"".join(columns)}</div>'
     return f"<h2>{text(title)}: a trial of each run</h2>{body}"
 
@@ -112,7 +108,7 @@ def _side_by_side(states: tuple[RunState, RunState], chosen: tuple[ScenarioKey, 
 def _column(
     state: RunState, key: ScenarioKey, number: int, side: str, pick: Callable[[int], str]
 ) -> str:
-    rows = [r for r in state.rows if (r.key.cell, r.key.case, r.key.scenario) == key]
+    rows = [r for r in state.rows if scenario_of(r.key) == key]
     picker = "".join(
         f'<a class="pick v-{text(r.verdict)}{" chosen" if r.key.trial == number else ""}" '
         f'href="{pick(r.key.trial)}">#{r.key.trial}</a>'
@@ -123,13 +119,9 @@ def _column(
         body = f'<p class="dim">trial #{number} has not finished in this run</p>'
         return f'<div class="side side-{side}"><h3>{text(state.run_id)}</h3>{picker}{body}</div>'
     trial = state.trial(TrialKey(*key, number))
-    record = trial.record or RunRecord()
     head = (
         f"<h3>{text(state.run_id)}: {link(trial_url(state, trial.key), f'trial #{number}')} "
         f"{verdict(trial.verdict.value)}</h3>"
     )
     reason = f'<p class="reason">{text(trial.reason)}</p>' if trial.reason else ""
-    return (
-        f'<div class="side side-{side}">{head}{picker}{reason}'
-        f"{conversation(record, trial.simulated)}{tool_calls(record.tool_calls)}</div>"
-    )
+    return f'<div class="side side-{side}">{head}{picker}{reason}{exchange(trial)}</div>'

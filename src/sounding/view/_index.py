@@ -48,6 +48,16 @@ def signature(path: Path) -> Signature:
     return (info.st_size, info.st_mtime_ns)
 
 
+def scenario_of(key: TrialKey) -> ScenarioKey:
+    return (key.cell, key.case, key.scenario)
+
+
+def scenario_label(key: ScenarioKey) -> str:
+    """`case/scenario`, with `[cell] ` in front for any cell but the default one."""
+    cell, case, scenario = key
+    return f"{'' if cell == 'default' else f'[{cell}] '}{case}/{scenario}"
+
+
 @dataclass(frozen=True)
 class TrialRow:
     """What the run and scenario pages show of one trial, kept instead of the whole trial."""
@@ -92,8 +102,7 @@ class ScenarioRows:
 
     @property
     def label(self) -> str:
-        cell, case, scenario = self.key
-        return f"{'' if cell == 'default' else f'[{cell}] '}{case}/{scenario}"
+        return scenario_label(self.key)
 
     @property
     def verdict(self) -> str:
@@ -130,6 +139,11 @@ class RunState:
         return "running" if self.running else "stopped"
 
     @property
+    def stamp(self) -> str:
+        """Changes whenever the run moves on: what a page of it compares to reload."""
+        return f"{self.run_id}:{self.status}:{len(self.rows)}:{len(self.problems)}"
+
+    @property
     def cost_usd(self) -> float | None:
         costs = [r.cost_usd for r in self.rows if r.cost_usd is not None]
         return sum(costs) if costs else None
@@ -142,9 +156,9 @@ class RunState:
         """Every planned scenario, in the plan's order, with its summary line and trials."""
         by_key: dict[ScenarioKey, list[TrialRow]] = {}
         for key in self.plan.trials:
-            by_key.setdefault((key.cell, key.case, key.scenario), [])
+            by_key.setdefault(scenario_of(key), [])
         for row in sorted(self.rows, key=lambda r: r.key.trial):
-            by_key.setdefault((row.key.cell, row.key.case, row.key.scenario), []).append(row)
+            by_key[scenario_of(row.key)].append(row)
         lines = {(s.cell, s.case, s.scenario): s for s in (self.summary or _NONE).scenarios}
         return [ScenarioRows(key, lines.get(key), rows) for key, rows in by_key.items()]
 
@@ -231,7 +245,7 @@ class ResultsFolder:
         compare: Callable[[tuple[RunState, RunState]], RunComparison],
     ) -> RunComparison:
         """`compare(states)`, made once while neither run changes (its bootstraps are slow)."""
-        key = tuple(f"{s.run_id}:{s.status}:{len(s.rows)}:{len(s.problems)}" for s in states)
+        key = tuple(state.stamp for state in states)
         if key not in self._compared:
             self._compared = {key: compare(states)}  # the latest pair only
         return self._compared[key]

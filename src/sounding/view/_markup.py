@@ -9,17 +9,16 @@ through the script, which reads nothing but `data-` attributes of the page.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from html import escape
+from typing import TypeVar
 from urllib.parse import quote, urlencode
+
+from sounding.report._trial import text
 
 PAGE_SIZE = 50  # rows of a table per page
 
 VERDICTS = ("pass", "flaky", "fail", "error")
 
-
-def text(value: object) -> str:
-    """`value` as HTML text: every `<`, `&` and quote escaped."""
-    return escape(str(value), quote=True)
+T = TypeVar("T")
 
 
 def href(*parts: str, **query: object) -> str:
@@ -29,10 +28,14 @@ def href(*parts: str, **query: object) -> str:
     return text(path + ("?" + urlencode(wanted) if wanted else ""))
 
 
-def link(url: str, label: object, cls: str = "") -> str:
+def scenario_query(key: tuple[str, str, str]) -> dict[str, str]:
+    """The query that names a scenario in the viewer's URLs."""
+    return dict(zip(("cell", "case", "scenario"), key, strict=True))
+
+
+def link(url: str, label: object) -> str:
     """A link; `url` comes from `href` (already escaped)."""
-    kind = f' class="{cls}"' if cls else ""
-    return f'<a href="{url}"{kind}>{text(label)}</a>'
+    return f'<a href="{url}">{text(label)}</a>'
 
 
 def verdict(value: str) -> str:
@@ -43,21 +46,13 @@ def money(value: float | None) -> str:
     return "–" if value is None else f"${value:.4f}"
 
 
-def number(value: float | None, form: str = ".3f") -> str:
-    return "–" if value is None else f"{value:{form}}"
+def number(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
 
 
-def table(head: Sequence[str], rows: Iterable[str], cls: str = "") -> str:
-    """A table of ready-made rows (`<tr>…</tr>`) under the escaped column names."""
-    heads = "".join(f"<th>{text(h)}</th>" for h in head)
-    kind = f' class="{cls}"' if cls else ""
-    body = "".join(rows) or f'<tr><td colspan="{len(head)}" class="dim">nothing to show</td></tr>'
-    return f"<table{kind}><thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def pager(page: int, total: int, base: Mapping[str, object], size: int = PAGE_SIZE) -> str:
+def pager(page: int, total: int, base: Mapping[str, object]) -> str:
     """`page` of `total` rows: links to the previous and next page, keeping the filters."""
-    pages = max(1, -(-total // size))
+    pages = max(1, -(-total // PAGE_SIZE))
     if pages == 1:
         return ""
 
@@ -73,9 +68,9 @@ def _query(base: Mapping[str, object], page: int) -> dict[str, str]:
     return {**{k: str(v) for k, v in base.items() if v not in (None, "")}, "page": str(page)}
 
 
-def page_of(rows: Sequence[object], page: int, size: int = PAGE_SIZE) -> Sequence[object]:
-    start = (max(page, 1) - 1) * size
-    return rows[start : start + size]
+def page_of(rows: Sequence[T], page: int) -> Sequence[T]:
+    start = (max(page, 1) - 1) * PAGE_SIZE
+    return rows[start : start + PAGE_SIZE]
 
 
 def select(name: str, label: str, options: Iterable[str], chosen: str) -> str:

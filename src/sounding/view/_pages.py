@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
 from sounding.report._charts import curve_chart, rate_chart, scenario_curve_table
+from sounding.report._trial import table, text
 from sounding.view._index import (
     ResultsFolder,
     RunState,
@@ -25,11 +26,11 @@ from sounding.view._markup import (
     number,
     page_of,
     pager,
+    scenario_query,
     select,
-    table,
-    text,
     verdict,
 )
+from sounding.view._trial import scenario_url, trial_url
 
 _DOTS = 60  # trials drawn as dots in a row of the run's table; the rest on its page
 FAILING = "failing"  # the verdict filter's choice of every scenario that did not pass
@@ -47,9 +48,10 @@ class Filters:
 
     def keeps(self, scenario: ScenarioRows) -> bool:
         cell, case, _ = scenario.key
-        wanted = scenario.verdict != "pass" if self.verdict == FAILING else True
-        if self.verdict and self.verdict != FAILING:
-            wanted = scenario.verdict == self.verdict
+        if self.verdict == FAILING:
+            wanted = scenario.verdict != "pass"
+        else:
+            wanted = self.verdict in ("", scenario.verdict)
         return (
             wanted
             and self.case in ("", case)
@@ -86,10 +88,7 @@ def _state(folder: ResultsFolder, run_id: str) -> RunState | str:
 
 
 def _stamp(states: Mapping[str, RunState | str]) -> str:
-    return "|".join(
-        state if isinstance(state, str) else str(progress(state)["stamp"])
-        for state in states.values()
-    )
+    return "|".join(state if isinstance(state, str) else state.stamp for state in states.values())
 
 
 def runs_progress(folder: ResultsFolder) -> dict[str, object]:
@@ -136,10 +135,9 @@ def _compare_form(ids: Sequence[str]) -> str:
 
 def progress(state: RunState) -> dict[str, object]:
     """What a page of a run in progress polls: it reloads its content when this changes."""
-    stamp = f"{state.run_id}:{state.status}:{len(state.rows)}:{len(state.problems)}"
     return {
         "run": state.run_id,
-        "stamp": stamp,
+        "stamp": state.stamp,
         "status": state.status,
         "live": state.live,
         "finished": len(state.rows),
@@ -154,7 +152,7 @@ def progress(state: RunState) -> dict[str, object]:
 def run_page(folder: ResultsFolder, state: RunState, filters: Filters) -> str:
     scenarios = state.scenarios()
     kept = [s for s in scenarios if filters.keeps(s)]
-    shown: Sequence[ScenarioRows] = page_of(kept, filters.page)  # type: ignore[assignment]
+    shown = page_of(kept, filters.page)
     parts = [
         _run_header(state),
         _problems(state.problems),
@@ -221,10 +219,9 @@ def _verdict_table(state: RunState, shown: Sequence[ScenarioRows]) -> str:
 
 
 def _verdict_row(state: RunState, s: ScenarioRows) -> str:
-    cell, case, scenario = s.key
     line = s.summary
     first = line.first_failure if line else next((t.reason for t in s.trials if t.reason), "")
-    page = href("run", state.run_id, "scenario", cell=cell, case=case, scenario=scenario)
+    page = scenario_url(state, s.key)
     return (
         f'<tr data-verdict="{text(s.verdict)}"><td>{verdict(s.verdict)}</td>'
         f"<td>{link(page, s.label)}</td><td class=num>{s.count('pass')}</td>"
@@ -246,11 +243,8 @@ def dots(state: RunState, trials: Sequence[TrialRow]) -> str:
 
 
 def _dot(state: RunState, t: TrialRow) -> str:
-    k = t.key
-    url = href(
-        "run", state.run_id, "trial", cell=k.cell, case=k.case, scenario=k.scenario, n=k.trial
-    )
-    tip = f"#{k.trial} {t.verdict}" + (f": {t.reason}" if t.reason else "")
+    tip = f"#{t.key.trial} {t.verdict}" + (f": {t.reason}" if t.reason else "")
+    url = trial_url(state, t.key)
     return f'<a class="dot v-{text(t.verdict)}" href="{url}" title="{text(tip)}"></a>'
 
 
@@ -291,7 +285,7 @@ def _rates(folder: ResultsFolder, scenarios: Sequence[ScenarioRows]) -> str:
 def scenario_page(folder: ResultsFolder, state: RunState, key: ScenarioKey, page: int) -> str:
     s = state.scenario(key)
     checks = list(dict.fromkeys(name for t in s.trials for name, _, _ in t.checks))
-    shown: Sequence[TrialRow] = page_of(s.trials, page)  # type: ignore[assignment]
+    shown = page_of(s.trials, page)
     rate = folder.pass_rate(t.outcome for t in s.trials)
     parts = [
         f"<h1>{verdict(s.verdict)} {text(s.label)}</h1>",
@@ -302,7 +296,7 @@ def scenario_page(folder: ResultsFolder, state: RunState, key: ScenarioKey, page
         if s.summary and s.summary.pass_at
         else "",
         "<h2>Checks per trial</h2>",
-        pager(page, len(s.trials), _scenario_query(key)),
+        pager(page, len(s.trials), scenario_query(key)),
         table(
             ["trial", "verdict", *checks, "reason"],
             [_check_row(state, t, checks) for t in shown],
@@ -313,19 +307,12 @@ def scenario_page(folder: ResultsFolder, state: RunState, key: ScenarioKey, page
     return document(s.label, "".join(parts), crumbs=crumbs, **_live(state))
 
 
-def _scenario_query(key: ScenarioKey) -> Mapping[str, object]:
-    return {"cell": key[0], "case": key[1], "scenario": key[2]}
-
-
 def _check_row(state: RunState, t: TrialRow, checks: Sequence[str]) -> str:
-    k = t.key
-    url = href(
-        "run", state.run_id, "trial", cell=k.cell, case=k.case, scenario=k.scenario, n=k.trial
-    )
     found = {name: (status, reason) for name, status, reason in t.checks}
     cells = "".join(_status_cell(found.get(name)) for name in checks)
+    opened = link(trial_url(state, t.key), f"#{t.key.trial}")
     return (
-        f'<tr data-verdict="{text(t.verdict)}"><td>{link(url, f"#{k.trial}")}</td>'
+        f'<tr data-verdict="{text(t.verdict)}"><td>{opened}</td>'
         f"<td>{verdict(t.verdict)}</td>{cells}<td>{text(t.reason)}</td></tr>"
     )
 
@@ -342,7 +329,4 @@ def _live(state: RunState) -> dict[str, str]:
     run finished."""
     if not state.live:
         return {}
-    return {
-        "live": href("api", "run", state.run_id, "progress"),
-        "stamp": str(progress(state)["stamp"]),
-    }
+    return {"live": href("api", "run", state.run_id, "progress"), "stamp": state.stamp}

@@ -4,18 +4,18 @@ output and what the services recorded. Every value is the agent's or the run's: 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from sounding._files import read_regular
-from sounding.record import Message, RunRecord, ToolCall
+from sounding.record import RunRecord
+from sounding.report._trial import as_json, checks, conversation, diff, table, text, tool_calls
 from sounding.scoring import Measured
 from sounding.services import ServiceError, load_service_evidence
 from sounding.store import Trial, TrialKey
-from sounding.view._index import RunState
-from sounding.view._markup import document, href, link, money, table, text, verdict
+from sounding.view._index import RunState, ScenarioKey, scenario_label, scenario_of
+from sounding.view._markup import document, href, link, money, scenario_query, verdict
 
 _SHOWN = 200_000  # bytes of one artifact (stdout, diff, ...) shown; the rest stays in the folder
 _OUTPUTS = (
@@ -28,45 +28,29 @@ _OUTPUTS = (
 def trial_page(state: RunState, key: TrialKey) -> str:
     trial = state.trial(key)
     evidence = state.evidence_folder(key)
-    record = trial.record or RunRecord()
     parts = [
         _header(state, trial),
         _checks(trial),
         _judged(trial),
         _metrics(trial),
-        conversation(record, trial.simulated),
-        tool_calls(record.tool_calls),
+        exchange(trial),
         _diff(evidence),
         *(_output(evidence, name, title) for name, title in _OUTPUTS),
         _services(evidence),
     ]
     crumbs = [
         (href("run", state.run_id), state.run_id),
-        (_scenario_url(state, key), _scenario(key)),
+        (scenario_url(state, scenario_of(key)), scenario_label(scenario_of(key))),
     ]
     return document(key.label, "".join(parts), crumbs=crumbs)
 
 
-def _scenario(key: TrialKey) -> str:
-    return f"{'' if key.cell == 'default' else f'[{key.cell}] '}{key.case}/{key.scenario}"
-
-
-def _scenario_url(state: RunState, key: TrialKey) -> str:
-    return href(
-        "run", state.run_id, "scenario", cell=key.cell, case=key.case, scenario=key.scenario
-    )
+def scenario_url(state: RunState, key: ScenarioKey) -> str:
+    return href("run", state.run_id, "scenario", **scenario_query(key))
 
 
 def trial_url(state: RunState, key: TrialKey) -> str:
-    return href(
-        "run",
-        state.run_id,
-        "trial",
-        cell=key.cell,
-        case=key.case,
-        scenario=key.scenario,
-        n=key.trial,
-    )
+    return href("run", state.run_id, "trial", **scenario_query(scenario_of(key)), n=key.trial)
 
 
 def _header(state: RunState, trial: Trial) -> str:
@@ -93,10 +77,8 @@ def _header(state: RunState, trial: Trial) -> str:
 
 def _neighbours(state: RunState, key: TrialKey) -> str:
     """Links to the trial before and after this one in its scenario."""
-    same = (key.cell, key.case, key.scenario)
-    mine = sorted(
-        r.key.trial for r in state.rows if (r.key.cell, r.key.case, r.key.scenario) == same
-    )
+    same = scenario_of(key)
+    mine = sorted(r.key.trial for r in state.rows if scenario_of(r.key) == same)
     before = [n for n in mine if n < key.trial]
     after = [n for n in mine if n > key.trial]
     links = []
@@ -112,27 +94,7 @@ def _section(title: str, body: str, ident: str) -> str:
 
 
 def _checks(trial: Trial) -> str:
-    checks = trial.score.checks if trial.score else []
-    rows = [_check_row(m) for m in checks]
-    head = ["check", "kind", "status", "score", "weight", "reason"]
-    return _section("Checks", table(head, rows, "checks"), "checks")
-
-
-def _check_row(m: Measured) -> str:
-    status = m.result.status.value
-    gate = " (gate)" if m.gate else ""
-    details = m.result.details
-    more = (
-        f"<details><summary>details</summary><pre>{text(_json(details))}</pre></details>"
-        if details
-        else ""
-    )
-    return (
-        f"<tr><td>{text(m.name)}<br><span class=dim>{text(m.type)}</span></td>"
-        f'<td>{text(m.kind.value)}{gate}</td><td class="s-{text(status)}">{text(status)}</td>'
-        f"<td class=num>{m.result.score:.2f}</td><td class=num>{m.weight:g}</td>"
-        f"<td>{text(m.result.reason)}{more}</td></tr>"
-    )
+    return _section("Checks", checks(trial.score.checks if trial.score else []), "checks")
 
 
 def _judged(trial: Trial) -> str:
@@ -175,58 +137,20 @@ def _metrics(trial: Trial) -> str:
     if not trial.metrics:
         return ""
     rows = [
-        f"<tr><td>{text(name)}</td><td>{text(_json(value))}</td>"
+        f"<tr><td>{text(name)}</td><td>{text(as_json(value))}</td>"
         f"<td>{text(trial.metric_reasons.get(name, ''))}</td></tr>"
         for name, value in trial.metrics.items()
     ]
     return _section("Validator metrics", table(["metric", "value", "reason"], rows), "metrics")
 
 
-def conversation(record: RunRecord, simulated: dict[str, Any] | None) -> str:
-    said = {m.text for m in record.messages if m.role == "user"}
-    turns = [_message("user", t) for t in record.user_turns if t not in said]
-    if record.task and not record.user_turns:
-        turns.append(_message("task", record.task))
-    names = {call.id: call.name for call in record.tool_calls}
-    turns += [_message(m.role, m.shown, _calls_of(m, names)) for m in record.messages]
-    if record.final_answer is not None:
-        turns.append(_message("final answer", record.final_answer))
-    if simulated is not None:
-        turns.append(_message("simulated user", f"ended: {simulated.get('ending')}"))
-    if record.error:
-        turns.append(_message("error", record.error))
-    body = "".join(turns) or '<p class="dim">no messages</p>'
-    return _section("Conversation", f'<div class="conversation">{body}</div>', "conversation")
-
-
-def _calls_of(message: Message, names: Mapping[str, str]) -> str:
-    if message.tool_call_ids:
-        return "calls " + ", ".join(f"{names.get(i, '?')} ({i})" for i in message.tool_call_ids)
-    if message.tool_call_id:
-        return f"result of {names.get(message.tool_call_id, '?')} ({message.tool_call_id})"
-    return ""
-
-
-def _message(role: str, body: str, note: str = "") -> str:
-    side = f' <span class="dim">{text(note)}</span>' if note else ""
-    shown = f"<pre>{text(body)}</pre>" if body else ""
-    return f'<div class="msg role-{text(role.split()[0])}"><b>{text(role)}</b>{side}{shown}</div>'
-
-
-def tool_calls(calls: list[ToolCall]) -> str:
-    rows = [_call_row(n, call) for n, call in enumerate(calls, 1)]
-    body = table(["#", "tool", "arguments", "result"], rows, "calls")
-    return _section("Tool calls", body, "tool-calls")
-
-
-def _call_row(number: int, call: ToolCall) -> str:
-    flag = ' <span class="s-failed">error</span>' if call.is_error else ""
-    bad = f'<p class="s-error">{text(call.args_error)}</p>' if call.args_error else ""
-    result = "" if call.result is None else f"<pre>{text(call.result)}</pre>"
-    return (
-        f'<tr class="call"><td class=num>{number}</td><td><b>{text(call.name)}</b>{flag}<br>'
-        f'<span class="dim">id {text(call.id)} · turn {call.turn}</span></td>'
-        f"<td>{bad}<pre>{text(_json(call.args))}</pre></td><td>{result}</td></tr>"
+def exchange(trial: Trial) -> str:
+    """The trial's conversation and its tool calls, a section each."""
+    record = trial.record or RunRecord()
+    said = conversation(record, trial.simulated, _SHOWN)
+    calls = tool_calls(record.tool_calls, _SHOWN)
+    return _section("Conversation", f'<div class="conversation">{said}</div>', "conversation") + (
+        _section("Tool calls", calls, "tool-calls")
     )
 
 
@@ -243,18 +167,7 @@ def _read(folder: Path, name: str) -> str | None:
 
 
 def _diff(folder: Path) -> str:
-    found = _read(folder, "diff.patch")
-    if not found:
-        return _section("Workspace diff", '<p class="dim">no change to the workspace</p>', "diff")
-    lines = "\n".join(_diff_line(line) for line in found.splitlines())
-    return _section("Workspace diff", f'<pre class="diff">{lines}</pre>', "diff")
-
-
-def _diff_line(line: str) -> str:
-    if line.startswith(("+++", "---")):
-        return text(line)
-    kind = "hunk" if line.startswith("@@") else {"+": "add", "-": "del"}.get(line[:1])
-    return f'<span class="{kind}">{text(line)}</span>' if kind else text(line)
+    return _section("Workspace diff", diff(_read(folder, "diff.patch"), _SHOWN), "diff")
 
 
 def _output(folder: Path, name: str, title: str) -> str:
@@ -283,7 +196,7 @@ def _requests(details: Mapping[str, Any]) -> str:
     requests = details.get("requests")
     if not isinstance(requests, list):
         shown = {k: v for k, v in details.items() if k != "requests"}
-        return f"<pre>{text(_json(shown))}</pre>"
+        return f"<pre>{text(as_json(shown))}</pre>"
     rows = list(_request_rows(requests))
     return table(["#", "method", "path", "query", "body"], rows, "requests")
 
@@ -292,13 +205,9 @@ def _request_rows(requests: list[Any]) -> Iterator[str]:
     for n, entry in enumerate(requests, 1):
         if not isinstance(entry, Mapping):
             continue
-        query = entry.get("query")
+        query = as_json(entry["query"]) if entry.get("query") else ""
         yield (
             f"<tr><td class=num>{n}</td><td>{text(entry.get('method', ''))}</td>"
-            f"<td>{text(entry.get('path', ''))}</td><td>{text(_json(query) if query else '')}</td>"
+            f"<td>{text(entry.get('path', ''))}</td><td>{text(query)}</td>"
             f"<td><pre>{text(entry.get('body', ''))}</pre></td></tr>"
         )
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, indent=1, ensure_ascii=False, default=str)
