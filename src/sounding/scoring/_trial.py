@@ -104,7 +104,7 @@ def composite(items: list[Measured]) -> float | None:
 
     None when nothing weighed could be judged. With no invariants at all, 1.0.
     """
-    if any(m.blocking and m.kind is not Kind.EXPECT and _failed(m) for m in items):
+    if any(_failed(m) and (m.gate or m.kind is Kind.FORBIDDEN) for m in items):
         return 0.0
     weighed = [m for m in items if m.kind is Kind.INVARIANT]
     judged = [m for m in weighed if m.result.judged]
@@ -142,14 +142,15 @@ def _decide(
     counted: list[Measured], threshold: float, value: float | None
 ) -> tuple[TrialVerdict, Measured | None]:
     """The verdict, and the item that decided it (None for a pass, or when none did)."""
+    error = next((m for m in counted if m.result.status is Status.ERROR), None)
+    if error is not None:
+        return TrialVerdict.ERROR, error
     failures = [m for m in counted if _failed(m)]
-    first_failure = next((m for m in failures if m.blocking), failures[0] if failures else None)
-    errors = [m for m in counted if m.result.status is Status.ERROR]
-    unmeasured = [m for m in counted if m.blocking and m.result.status is Status.UNJUDGED]
-    if errors:
-        return TrialVerdict.ERROR, errors[0]
-    if _fails_whatever_is_open(counted, threshold, value):
+    blocker = next((m for m in failures if m.blocking), None)
+    first_failure = blocker or (failures[0] if failures else None)
+    if blocker is not None or _fails_whatever_is_open(counted, threshold, value):
         return TrialVerdict.FAIL, first_failure
+    unmeasured = [m for m in counted if m.result.status is Status.UNJUDGED and m.blocking]
     if unmeasured:
         return TrialVerdict.ERROR, unmeasured[0]
     if value is None:
@@ -165,15 +166,14 @@ def _failed(m: Measured) -> bool:
 
 
 def _fails_whatever_is_open(items: list[Measured], threshold: float, value: float | None) -> bool:
-    """True when the judged items already fail the trial, however the open ones turn out."""
-    if any(m.blocking and _failed(m) for m in items):
-        return True
-    best = [
-        m if m.result.judged else m.model_copy(update={"result": CheckResult.passed()})
-        for m in items
-    ]
-    best_value = composite(best)
-    return best_value is not None and not reaches(best_value, threshold)
+    """True when the judged items (composite `value`) already fail the trial, however the
+    open ones turn out: the composite with every open one passed stays under the threshold."""
+    if not all(m.result.judged for m in items):
+        passed = CheckResult.passed()
+        value = composite(
+            [m if m.result.judged else m.model_copy(update={"result": passed}) for m in items]
+        )
+    return value is not None and not reaches(value, threshold)
 
 
 def reaches(value: float, threshold: float) -> bool:

@@ -126,8 +126,7 @@ class CheckResolver:
     def _check_reference(self, found: Reference, where: KeyPath) -> None:
         name = found.value
         if found.ref is Ref.WORKSPACE_PATH:
-            refusal = path_refusal(name, "the workspace")
-            if refusal is not None:
+            if refusal := path_refusal(name, "the workspace"):
                 self._add(where, refusal)
         elif found.ref in self.declared and name not in self.declared[found.ref]:
             known = self.declared[found.ref]

@@ -309,8 +309,7 @@ class _CaseResolver:
 
     def _check_stand_in(self, kind: str, value: str, key: KeyPath) -> None:
         if kind == "command":
-            refusal = command_refusal(value)
-            if refusal is not None:
+            if refusal := command_refusal(value):
                 self._add(key, refusal)
         elif kind == "callable":
             module, _, function = value.partition(":")
@@ -351,8 +350,7 @@ class _CaseResolver:
         if workspace.fixture is not None:
             self._check_source(workspace.fixture, (*key, "fixture"), "fixture")
         for dest, source in (workspace.given or {}).items():
-            refusal = path_refusal(dest, "the workspace")
-            if refusal is not None:
+            if refusal := path_refusal(dest, "the workspace"):
                 self._add((*key, "given", dest), refusal)
             self._check_source(source, (*key, "given", dest), "given file")
 
@@ -370,8 +368,7 @@ class _CaseResolver:
 
     def _check_source(self, value: str, key: KeyPath, what: str) -> None:
         """A path read from the suite folder: it must stay inside, and exist when we know it."""
-        refusal = path_refusal(value, "the suite folder")
-        if refusal is not None:
+        if refusal := path_refusal(value, "the suite folder"):
             self._add(key, refusal)
         elif self.suite_dir is not None and not (self.suite_dir / value).exists():
             self._add(key, f"{what} '{value}' does not exist in {self.suite_dir}: fix the path")
@@ -379,13 +376,10 @@ class _CaseResolver:
             self._add(key, f"fixture '{value}' is a file: name the folder to copy")
 
     def _check_commands(self, raw: RawBlock, base: KeyPath) -> None:
-        if raw.test_command is not None:
-            refusal = command_refusal(raw.test_command)
-            if refusal is not None:
-                self._add((*base, "test_command"), refusal)
+        if raw.test_command is not None and (refusal := command_refusal(raw.test_command)):
+            self._add((*base, "test_command"), refusal)
         for index, command in enumerate(raw.prepare or []):
-            refusal = command_refusal(command)
-            if refusal is not None:
+            if refusal := command_refusal(command):
                 self._add((*base, "prepare", index), refusal)
 
     def _scenario(

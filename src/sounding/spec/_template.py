@@ -83,8 +83,7 @@ def _dataset_file(spec: Any, template: Any, locator: Locator) -> tuple[str, dict
     if not isinstance(spec, dict) or set(spec) != {"path"} or not isinstance(spec["path"], str):
         message = "must be a mapping with one key, `path` (the rows: JSONL, CSV, Parquet)"
         raise SpecError([locator.problem(("dataset",), message, allowed=["path"])])
-    refusal = path_refusal(spec["path"], "the suite folder")
-    if refusal is not None:
+    if refusal := path_refusal(spec["path"], "the suite folder"):
         raise SpecError([locator.problem(("dataset", "path"), refusal)])
     return str(spec["path"]), template
 

@@ -173,8 +173,7 @@ class _Resolver:
         if not raw.metrics:
             self.add(key, "is empty: declare the metrics this validator returns")
         for position, metric in enumerate(raw.metrics):
-            refusal = _metric_refusal(metric, raw.metrics[:position])
-            if refusal is not None:
+            if refusal := _metric_refusal(metric, raw.metrics[:position]):
                 self.add((*key, position), refusal)
         for metric in raw.types or {}:
             if metric not in raw.metrics:
@@ -206,8 +205,7 @@ class _Resolver:
         if isinstance(raw.command, list):
             self._check_program(raw.command[0], (*key, 0))
             return raw.command
-        refusal = command_refusal(raw.command)
-        if refusal is not None:
+        if refusal := command_refusal(raw.command):
             self.add(key, refusal)
             return []
         words = shlex.split(raw.command)
@@ -238,8 +236,7 @@ class _Resolver:
 
     def _check_rubric(self, rubric: str) -> None:
         key = (*self.key, "rubric")
-        refusal = path_refusal(rubric, "the suite folder")
-        if refusal is not None:
+        if refusal := path_refusal(rubric, "the suite folder"):
             self.add(key, refusal)
         elif self.suite_dir is not None and not (self.suite_dir / rubric).is_file():
             self.add(key, f"rubric '{rubric}' is not a file in {self.suite_dir}: fix the path")
