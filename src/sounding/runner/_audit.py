@@ -25,7 +25,7 @@ from sounding.runner._agent import RUNNING, AgentContext
 from sounding.runner._cells import DEFAULT_CELL, Cell
 from sounding.runner._config import Suite
 from sounding.runner._plan import RunOptions, select_scenarios
-from sounding.runner._pool import Listed, TrialPool
+from sounding.runner._pool import Listed, TrialPool, Work
 from sounding.runner._rescore import score_record
 from sounding.runner._run import RunHooks, check_judge
 from sounding.runner._setup import make_agent, prepare_run
@@ -209,7 +209,8 @@ def _play(
         if not plans or group.settings is None:
             continue
         listed = Listed(iter(plans), len(plans))
-        pool = TrialPool(listed, len(plans), group.settings, parallel, hooks.interrupted)
+        work = Work(listed, len(plans), group.settings, parallel, hooks.interrupted)
+        pool = TrialPool(work, parallel)
         try:
             for trial in pool.outcomes():
                 hooks.on_trial(trial)
