@@ -24,13 +24,13 @@ from sounding.record import RecordError
 from sounding.runner._agent import RUNNING, AgentContext
 from sounding.runner._cells import DEFAULT_CELL, Cell
 from sounding.runner._config import Suite
-from sounding.runner._plan import RunOptions, select_scenarios
+from sounding.runner._plan import RunOptions, kept_origin, select_scenarios
 from sounding.runner._pool import Listed, TrialPool, Work
 from sounding.runner._rescore import score_record
 from sounding.runner._run import RunHooks, check_judge
 from sounding.runner._setup import make_agent, prepare_run
 from sounding.runner._trial import Agent, TrialPlan, TrialSettings
-from sounding.runner._workspace import Origin, keep_origin, resolve_origin
+from sounding.runner._workspace import Origin
 from sounding.scoring import (
     Audit,
     Probe,
@@ -180,21 +180,13 @@ def _plans(suite: Suite, root: Path, groups: list[_Group]) -> list[tuple[_Group,
     for group in groups:
         plans = []
         for part in group.parts if group.settings is not None else ():
-            origin = _origin(suite, root, part.scenario, origins)
+            origin = kept_origin(suite, root, part.scenario, origins)
             cell = Cell(DEFAULT_CELL)  # the scenario as written: stand-ins are no cell of it
             plans.append(
                 TrialPlan(part.key, part.case, part.scenario, origin, root / part.folder, cell)
             )
         planned.append((group, plans))
     return planned
-
-
-def _origin(suite: Suite, root: Path, scenario: Scenario, origins: dict[int, Origin]) -> Origin:
-    key = id(scenario.workspace)  # one object for every scenario that keeps its case's
-    if key not in origins:
-        origin = resolve_origin(scenario.workspace, suite.root, root / ".cache")
-        origins[key] = keep_origin(origin, root, len(origins) + 1)
-    return origins[key]
 
 
 def _play(

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from sounding.runner._agent import ImportedCallable
 from sounding.runner._artifacts import Shipped, Unwatched, run_shipped, stored
 from sounding.runner._config import ExecutorConfig, SuiteConfigError
-from sounding.runner._plan import RunOptions
+from sounding.runner._plan import RunOptions, scenario_at
 from sounding.runner._trial import (
     TrialPlan,
     TrialSettings,
@@ -187,10 +187,9 @@ def _check_resources(cases: list[Case], has: dict[str, float], cpus: float) -> N
             for name, amount in {"CPU": cpus, **scenario.resources}.items():
                 if has.get(name, 0) >= amount:
                     continue
-                where = f"{case.path}:{scenario.line}" if scenario.line else str(case.path)
                 listed = ", ".join(f"{k} {v:g}" for k, v in sorted(has.items()) if "node:" not in k)
                 raise SuiteConfigError(
-                    f"{where}: scenario '{scenario.id}' needs {amount:g} {name} per trial and "
+                    f"{scenario_at(case, scenario)} needs {amount:g} {name} per trial and "
                     f"the Ray cluster has {has.get(name, 0):g} (it has: {listed}): start nodes "
                     "that declare it (`ray start --resources '{\"NAME\": N}'`, `--num-gpus`) "
                     "or take it out of the scenario's `resources:`"

@@ -32,6 +32,7 @@ from sounding.runner._plan import (
     RunOptions,
     finished_before,
     plan_run,
+    scenario_at,
     stop_rules,
     unfinished,
 )
@@ -265,9 +266,8 @@ def check_judge(suite: Suite, cases: list[Case], settings: TrialSettings) -> Non
             models.add(getattr(validator, "model", None))
         for scenario in case.scenarios:
             if scenario.simulate is not None and settings.simulator is None:
-                where = f"{case.path}:{scenario.line}" if scenario.line else str(case.path)
                 raise SuiteConfigError(
-                    f"{where}: scenario '{scenario.id}' simulates its user, which needs a "
+                    f"{scenario_at(case, scenario)} simulates its user, which needs a "
                     "[simulator] table in sounding.toml (provider, model; see docs/cases.md)"
                 )
             for invariant in scenario.invariants:
