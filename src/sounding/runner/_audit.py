@@ -27,7 +27,7 @@ from sounding.runner._config import Suite
 from sounding.runner._plan import RunOptions, kept_origin, select_scenarios
 from sounding.runner._pool import Listed, TrialPool, Work
 from sounding.runner._rescore import score_record
-from sounding.runner._run import RunHooks, check_judge
+from sounding.runner._run import STOP_GRACE, RunHooks, check_judge
 from sounding.runner._setup import make_agent, prepare_run
 from sounding.runner._trial import Agent, TrialPlan, TrialSettings
 from sounding.runner._workspace import Origin
@@ -44,7 +44,6 @@ from sounding.store import ResultsError, Trial, TrialKey, allocate_run, safe_nam
 
 AUDIT_FILE = "audit.json"
 NULL_PLAYS = "the null agent"
-_STOP_GRACE = 10.0  # seconds for running trials to notice an interruption
 
 
 @dataclass(frozen=True)
@@ -209,7 +208,7 @@ def _play(
                 yield trial
         except BaseException:
             RUNNING.stop_all()
-            pool.stop(_STOP_GRACE)
+            pool.stop(STOP_GRACE)
             raise
 
 

@@ -54,7 +54,7 @@ from sounding.store import (
 )
 from sounding.validators import AgreementError, blinding_notes, gate_judges
 
-_STOP_GRACE = 10.0  # seconds for running trials to notice an interruption
+STOP_GRACE = 10.0  # seconds for running trials to notice an interruption
 
 
 class RunStopped(Exception):
@@ -246,7 +246,7 @@ def _execute(pool: Executor, collected: Collected, on_trial: Callable[[Trial], N
             on_trial(trial)
     except BaseException:
         RUNNING.stop_all()
-        pool.stop(_STOP_GRACE)
+        pool.stop(STOP_GRACE)
         for trial in pool.finished_meanwhile():  # kept on disk: said among those finished
             collected.add(trial, ran=True)
         raise
