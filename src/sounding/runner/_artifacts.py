@@ -62,10 +62,7 @@ def run_shipped(plan: TrialPlan, settings: TrialSettings) -> Shipped:
         trial = run_trial(local, settings_here(settings, here), Unwatched())
         archive = pack(local.folder)
         if archive is None:  # too much to bring back: an error of the harness, kept alone
-            trial = failed_trial(local, too_large(), started, kind="harness")
-            shutil.rmtree(local.folder)
-            local.folder.mkdir()
-            write_trial(local.folder, trial)
+            trial = _harness_error(local, too_large(), started)
             archive = pack(local.folder) or b""
     return Shipped(trial, archive)
 
@@ -76,11 +73,17 @@ def stored(plan: TrialPlan, shipped: Shipped) -> Trial:
     try:
         unpack(shipped.archive, plan.folder)
     except ArtifactError as exc:
-        trial = failed_trial(plan, str(exc), time.monotonic(), kind="harness")
-        plan.folder.mkdir(parents=True, exist_ok=True)
-        write_trial(plan.folder, trial)
-        return trial
+        return _harness_error(plan, str(exc), time.monotonic())
     return shipped.trial
+
+
+def _harness_error(plan: TrialPlan, reason: str, started: float) -> Trial:
+    """An error of the harness, stored alone in the trial's folder."""
+    trial = failed_trial(plan, reason, started, kind="harness")
+    shutil.rmtree(plan.folder, ignore_errors=True)
+    plan.folder.mkdir(parents=True)
+    write_trial(plan.folder, trial)
+    return trial
 
 
 class ArtifactError(ValueError):

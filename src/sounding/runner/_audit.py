@@ -24,13 +24,13 @@ from sounding.record import RecordError
 from sounding.runner._agent import RUNNING, AgentContext
 from sounding.runner._cells import DEFAULT_CELL, Cell
 from sounding.runner._config import Suite
-from sounding.runner._plan import RunOptions, select_scenarios
-from sounding.runner._pool import Listed, TrialPool
+from sounding.runner._plan import RunOptions, kept_origin, select_scenarios
+from sounding.runner._pool import Listed, TrialPool, Work
 from sounding.runner._rescore import score_record
-from sounding.runner._run import RunHooks, check_judge
+from sounding.runner._run import STOP_GRACE, RunHooks, check_judge
 from sounding.runner._setup import make_agent, prepare_run
 from sounding.runner._trial import Agent, TrialPlan, TrialSettings
-from sounding.runner._workspace import Origin, keep_origin, resolve_origin
+from sounding.runner._workspace import Origin
 from sounding.scoring import (
     Audit,
     Probe,
@@ -44,7 +44,6 @@ from sounding.store import ResultsError, Trial, TrialKey, allocate_run, safe_nam
 
 AUDIT_FILE = "audit.json"
 NULL_PLAYS = "the null agent"
-_STOP_GRACE = 10.0  # seconds for running trials to notice an interruption
 
 
 @dataclass(frozen=True)
@@ -180,21 +179,13 @@ def _plans(suite: Suite, root: Path, groups: list[_Group]) -> list[tuple[_Group,
     for group in groups:
         plans = []
         for part in group.parts if group.settings is not None else ():
-            origin = _origin(suite, root, part.scenario, origins)
+            origin = kept_origin(suite, root, part.scenario, origins)
             cell = Cell(DEFAULT_CELL)  # the scenario as written: stand-ins are no cell of it
             plans.append(
                 TrialPlan(part.key, part.case, part.scenario, origin, root / part.folder, cell)
             )
         planned.append((group, plans))
     return planned
-
-
-def _origin(suite: Suite, root: Path, scenario: Scenario, origins: dict[int, Origin]) -> Origin:
-    key = id(scenario.workspace)  # one object for every scenario that keeps its case's
-    if key not in origins:
-        origin = resolve_origin(scenario.workspace, suite.root, root / ".cache")
-        origins[key] = keep_origin(origin, root, len(origins) + 1)
-    return origins[key]
 
 
 def _play(
@@ -209,14 +200,15 @@ def _play(
         if not plans or group.settings is None:
             continue
         listed = Listed(iter(plans), len(plans))
-        pool = TrialPool(listed, len(plans), group.settings, parallel, hooks.interrupted)
+        work = Work(listed, len(plans), group.settings, parallel, hooks.interrupted)
+        pool = TrialPool(work, parallel)
         try:
             for trial in pool.outcomes():
                 hooks.on_trial(trial)
                 yield trial
         except BaseException:
             RUNNING.stop_all()
-            pool.stop(_STOP_GRACE)
+            pool.stop(STOP_GRACE)
             raise
 
 

@@ -50,16 +50,7 @@ class Executor(Protocol):
 
 def _local(config: ExecutorConfig, work: Work, held: contextlib.ExitStack) -> Executor:
     """Threads of this process, as many as the cores unless told."""
-    parallel = work.parallel or os.cpu_count() or 1
-    return TrialPool(
-        work.plans,
-        work.count,
-        work.settings,
-        parallel,
-        work.interrupted,
-        work.max_cost,
-        work.retries,
-    )
+    return TrialPool(work, work.parallel or os.cpu_count() or 1)
 
 
 def _no_check(config: ExecutorConfig, options: RunOptions, settings: TrialSettings) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from sounding.runner._cells import Cell
@@ -78,7 +79,6 @@ class Planned:
 def plan_run(suite: Suite, cases: list[Case], options: RunOptions, layout: RunLayout) -> Planned:
     """The run's trials, with each scenario's workspace found (a repository cloned) once.
     An adaptive run plans the most trials it may take (`--max-trials`), not those it will."""
-    cache = layout.root / ".cache"
     origins: dict[int, Origin] = {}
     scenarios = []
     chosen = sorted(select_scenarios(cases, options.scenarios), key=lambda c: (c[0].name, c[1].id))
@@ -86,13 +86,20 @@ def plan_run(suite: Suite, cases: list[Case], options: RunOptions, layout: RunLa
     for case, scenario in chosen:
         if rule is not None:
             _check_adaptive(case, scenario)
-        key = id(scenario.workspace)
-        if key not in origins:
-            origin = resolve_origin(scenario.workspace, suite.root, cache)
-            origins[key] = keep_origin(origin, layout.root, len(origins) + 1)
+        origin = kept_origin(suite, layout.root, scenario, origins)
         trials = rule.most if rule else options.trials or scenario.trials
-        scenarios.append((case, scenario, origins[key], trials))
+        scenarios.append((case, scenario, origin, trials))
     return Planned(scenarios, suite.cells, layout)
+
+
+def kept_origin(suite: Suite, root: Path, scenario: Scenario, origins: dict[int, Origin]) -> Origin:
+    """The start state of a scenario's workspace, found (a repository cloned) and kept in
+    the run's folder `root` once for all the scenarios that share it (`origins`)."""
+    key = id(scenario.workspace)  # one object for every scenario that keeps its case's
+    if key not in origins:
+        origin = resolve_origin(scenario.workspace, suite.root, root / ".cache")
+        origins[key] = keep_origin(origin, root, len(origins) + 1)
+    return origins[key]
 
 
 def _check_adaptive(case: Case, scenario: Scenario) -> None:
@@ -100,13 +107,18 @@ def _check_adaptive(case: Case, scenario: Scenario) -> None:
     one of those could stop before its gate is known, so it is refused."""
     aggregation = scenario.scoring.replica_aggregation
     if aggregation in (Aggregation.MAJORITY, Aggregation.MEAN):
-        where = f"{case.path}:{scenario.line}" if scenario.line else str(case.path)
         raise SuiteConfigError(
-            f"{where}: scenario '{scenario.id}' is gated by replica_aggregation: "
+            f"{scenario_at(case, scenario)} is gated by replica_aggregation: "
             f"{aggregation.value}, which --until-decided cannot decide (it stops a scenario at "
             "its first differing outcome); run it with a fixed --trials, or gate it by `all` "
             "or `any`"
         )
+
+
+def scenario_at(case: Case, scenario: Scenario) -> str:
+    """Where a scenario is written, for an error: `cases/a.yaml:12: scenario 'x'`."""
+    where = f"{case.path}:{scenario.line}" if scenario.line else str(case.path)
+    return f"{where}: scenario '{scenario.id}'"
 
 
 def stop_rules(planned: Planned, options: RunOptions) -> dict[tuple[str, str], StopRule]:

@@ -136,26 +136,15 @@ class Listed:
 
 
 class TrialPool:
-    """Runs the trials of `plans` on `parallel` daemon threads (never more threads than
-    `count`, the most trials it may give); `outcomes()` yields them as they finish."""
+    """Runs the trials of `work` on `parallel` daemon threads (never more threads than
+    `work.count`, the most trials it may give); `outcomes()` yields them as they finish."""
 
-    def __init__(
-        self,
-        plans: Plans,
-        count: int,
-        settings: TrialSettings,
-        parallel: int,
-        interrupted: Callable[[], bool],
-        max_cost: float | None = None,
-        retries: Retries | None = None,
-    ) -> None:
-        self._interrupted = interrupted  # asked between waits: Ctrl-C, as the caller sees it
-        self.max_cost, self.spent = max_cost, 0.0  # US dollars: past it, no trial starts
-        self.retries = retries or Retries()
-        self._plans = plans  # asked for one trial at a time, as workers are free
+    def __init__(self, work: Work, parallel: int) -> None:
+        self._work = work
+        self.spent = 0.0  # US dollars: past `work.max_cost`, no trial starts
+        self._plans = work.plans  # asked for one trial at a time, as workers are free
         self._spending = threading.Lock()
-        self._settings = settings
-        self._parallel = max(1, min(parallel, count))
+        self._parallel = max(1, min(parallel, work.count))
         self._workers = 0  # started and not yet done (an abandoned one no longer counts)
         self._finished: queue.SimpleQueue[Trial | BaseException | None] = queue.SimpleQueue()
         self._running: set[Watch] = set()
@@ -172,7 +161,7 @@ class TrialPool:
         for _ in range(self._parallel):
             self._start_worker()
         while self._workers:
-            if self._interrupted():
+            if self._work.interrupted():  # Ctrl-C, as the caller sees it
                 raise KeyboardInterrupt
             try:
                 item = self._finished.get(timeout=_TICK)
@@ -207,12 +196,12 @@ class TrialPool:
             thread.join(max(0.0, until - time.monotonic()))
 
     def _start_worker(self) -> None:
-        thread = threading.Thread(target=self._work, name="sounding-trial", daemon=True)
+        thread = threading.Thread(target=self._worker, name="sounding-trial", daemon=True)
         self._threads.append(thread)
         self._workers += 1
         thread.start()
 
-    def _work(self) -> None:
+    def _worker(self) -> None:
         try:
             while not RUNNING.stopping.is_set() and (plan := self._plans.take()) is not None:
                 trial = self._run(plan)
@@ -233,16 +222,17 @@ class TrialPool:
             watch = Watch(plan)
             self._running.add(watch)
             try:
-                trial = run_trial(plan, self._settings, watch)
+                trial = run_trial(plan, self._work.settings, watch)
             finally:
                 self._running.discard(watch)
             self._spend(trial.spent_usd)
-            if not trial.infrastructure_error or not self.retries.take(trial, plan.folder):
+            if not trial.infrastructure_error or not self._work.retries.take(trial, plan.folder):
                 return trial
 
     @property
     def over_budget(self) -> bool:
-        return self.max_cost is not None and self.spent > self.max_cost
+        limit = self._work.max_cost
+        return limit is not None and self.spent > limit
 
     def _spend(self, cost: float) -> None:
         """Count a finished trial's cost; past the budget, no trial starts any more."""
@@ -277,7 +267,7 @@ class Work:
     settings: TrialSettings
     parallel: int | None
     interrupted: Callable[[], bool]
-    max_cost: float | None
-    retries: Retries
+    max_cost: float | None = None
+    retries: Retries = field(default_factory=Retries)
     cases: list[Case] = field(default_factory=list)
     run_root: Path | None = None  # the run's folder: what a Ray job's working_dir leaves out

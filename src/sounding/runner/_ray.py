@@ -24,14 +24,14 @@ import shutil
 import socket
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from sounding.runner._agent import ImportedCallable
 from sounding.runner._artifacts import Shipped, Unwatched, run_shipped, stored
 from sounding.runner._config import ExecutorConfig, SuiteConfigError
-from sounding.runner._plan import RunOptions
+from sounding.runner._plan import RunOptions, scenario_at
 from sounding.runner._trial import (
     TrialPlan,
     TrialSettings,
@@ -59,7 +59,7 @@ def check(config: ExecutorConfig, options: RunOptions, settings: TrialSettings) 
     """Refuse, before the run starts, what cannot run as Ray tasks yet, and a cluster
     address where nothing answers."""
     _ray()
-    why = _refused(options, settings) or _not_shipped(config, options, settings)
+    why = _refused(config, options, settings)
     if why:
         raise SuiteConfigError(f"{_CHOSEN} cannot run {why} yet; run it with --executor local")
     _answers(_address(config))
@@ -82,19 +82,13 @@ def _answers(address: str) -> None:
         raise SuiteConfigError(_unreachable(address, exc)) from None
 
 
-def _refused(options: RunOptions, settings: TrialSettings) -> str | None:
-    """What of this run cannot travel to a Ray worker, or be scheduled there, in words."""
+def _refused(config: ExecutorConfig, options: RunOptions, settings: TrialSettings) -> str | None:
+    """What of this run cannot travel to a Ray worker, be scheduled there, or come back from
+    one with `artifacts = "driver"`, in words."""
     if options.until_decided is not None:
         return "--until-decided (its schedule waits on outcomes in this process)"
     if settings.agent.kind == "callable" and not settings.agent.target:
         return "a callable agent given as a Python object (name it in [agent] callable)"
-    return None
-
-
-def _not_shipped(
-    config: ExecutorConfig, options: RunOptions, settings: TrialSettings
-) -> str | None:
-    """What of this run cannot come back from a worker with `artifacts = "driver"`."""
     if config.artifacts == "driver" and (options.llm or settings.llm_mode) == "record":
         return (
             '--llm record with [executor] artifacts = "driver" (the cassettes are written in '
@@ -187,10 +181,9 @@ def _check_resources(cases: list[Case], has: dict[str, float], cpus: float) -> N
             for name, amount in {"CPU": cpus, **scenario.resources}.items():
                 if has.get(name, 0) >= amount:
                     continue
-                where = f"{case.path}:{scenario.line}" if scenario.line else str(case.path)
                 listed = ", ".join(f"{k} {v:g}" for k, v in sorted(has.items()) if "node:" not in k)
                 raise SuiteConfigError(
-                    f"{where}: scenario '{scenario.id}' needs {amount:g} {name} per trial and "
+                    f"{scenario_at(case, scenario)} needs {amount:g} {name} per trial and "
                     f"the Ray cluster has {has.get(name, 0):g} (it has: {listed}): start nodes "
                     "that declare it (`ray start --resources '{\"NAME\": N}'`, `--num-gpus`) "
                     "or take it out of the scenario's `resources:`"
@@ -223,8 +216,8 @@ class _Task:
     tries were lost with their worker."""
 
     plan: TrialPlan
-    started: float = field(default_factory=time.monotonic)
-    deadline: float = 0.0
+    started: float
+    deadline: float
     lost: int = 0
 
 
@@ -307,9 +300,8 @@ class RayExecutor:
         options = {**self._options, **_scheduling(plan.scenario.resources)}
         ref = self._task.options(**options).remote(plan, self._settings)
         limit = plan.scenario.timeout * self._work.settings.agent.attempts + self._grace
-        submitted = _Task(plan, lost=lost)
-        submitted.deadline = submitted.started + limit
-        self._running[ref] = submitted
+        started = time.monotonic()
+        self._running[ref] = _Task(plan, started, started + limit, lost)
 
     def _result(self, ref: Any, plan: TrialPlan) -> Trial | None:
         """The task's trial (with `artifacts = "driver"`, its folder stored here first), or
@@ -366,13 +358,8 @@ class RayExecutor:
         as a local run records it (timed out, the agent's error); any other is the harness's."""
         if self._work.settings.agent.kind == "callable":
             return overrun_trial(task.plan, task.plan.scenario.timeout, task.started)
-        return _overrun(task, now, self._grace)
-
-
-def _overrun(task: _Task, now: float, grace: float) -> Trial:
-    """A task still running past its deadline, cancelled: an error of the harness."""
-    reason = (
-        f"its Ray task was still running {now - task.started:.1f}s after it was submitted, "
-        f"past the scenario's timeout and a grace of {grace:g}s, and was cancelled"
-    )
-    return failed_trial(task.plan, reason, task.started, kind="harness")
+        reason = (
+            f"its Ray task was still running {now - task.started:.1f}s after it was submitted, "
+            f"past the scenario's timeout and a grace of {self._grace:g}s, and was cancelled"
+        )
+        return failed_trial(task.plan, reason, task.started, kind="harness")

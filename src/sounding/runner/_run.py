@@ -32,6 +32,7 @@ from sounding.runner._plan import (
     RunOptions,
     finished_before,
     plan_run,
+    scenario_at,
     stop_rules,
     unfinished,
 )
@@ -53,7 +54,7 @@ from sounding.store import (
 )
 from sounding.validators import AgreementError, blinding_notes, gate_judges
 
-_STOP_GRACE = 10.0  # seconds for running trials to notice an interruption
+STOP_GRACE = 10.0  # seconds for running trials to notice an interruption
 
 
 class RunStopped(Exception):
@@ -245,7 +246,7 @@ def _execute(pool: Executor, collected: Collected, on_trial: Callable[[Trial], N
             on_trial(trial)
     except BaseException:
         RUNNING.stop_all()
-        pool.stop(_STOP_GRACE)
+        pool.stop(STOP_GRACE)
         for trial in pool.finished_meanwhile():  # kept on disk: said among those finished
             collected.add(trial, ran=True)
         raise
@@ -265,9 +266,8 @@ def check_judge(suite: Suite, cases: list[Case], settings: TrialSettings) -> Non
             models.add(getattr(validator, "model", None))
         for scenario in case.scenarios:
             if scenario.simulate is not None and settings.simulator is None:
-                where = f"{case.path}:{scenario.line}" if scenario.line else str(case.path)
                 raise SuiteConfigError(
-                    f"{where}: scenario '{scenario.id}' simulates its user, which needs a "
+                    f"{scenario_at(case, scenario)} simulates its user, which needs a "
                     "[simulator] table in sounding.toml (provider, model; see docs/cases.md)"
                 )
             for invariant in scenario.invariants:

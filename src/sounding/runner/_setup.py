@@ -36,15 +36,14 @@ def prepare_run(suite: Suite, options: RunOptions, agent: Agent | None = None) -
         agent = make_agent(suite, suite.config.agent)
     judge = make_judge(suite)
     _check_drivers(suite)
-    otlp = suite.config.capture.otlp
-    if otlp and importlib.util.find_spec("opentelemetry.proto") is None:
+    capture = suite.config.capture
+    if capture.otlp and importlib.util.find_spec("opentelemetry.proto") is None:
         raise RunSetupError(
             f"{suite.root / CONFIG_NAME}: capture.otlp reads the agent's spans with the "
             "OpenTelemetry protobuf package, which is not installed: pip install 'sounding[otel]'"
         )
     options = resumed_options(suite, options)  # a resumed run goes on as it started
     services = ServiceSettings(keep=options.keep, servers=suite.sql_servers())
-    capture = suite.config.capture
     mode = options.llm or capture.mode
     simulator = make_simulator(suite, replay=mode == "replay")
     llm = capture.upstreams if capture.llm or mode != "live" else None
@@ -53,7 +52,7 @@ def prepare_run(suite: Suite, options: RunOptions, agent: Agent | None = None) -
         suite.root,
         judge,
         services,
-        capture_otlp=otlp,
+        capture_otlp=capture.otlp,
         capture_llm=llm,
         llm_mode=mode,
         prices=suite.prices,

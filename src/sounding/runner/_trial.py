@@ -177,10 +177,10 @@ def run_trial(plan: TrialPlan, settings: TrialSettings, watch: AgentWatch) -> Tr
     check did."""
     started = time.monotonic()
     plan.folder.mkdir(parents=True, exist_ok=True)
-    secrets: dict[str, str] = settings.base_secrets
+    secrets = _secrets(settings, plan)
     try:
-        trial, secrets = _run(plan, settings, started, watch)
-        trial = trial.redacted(secrets)  # here too: what the agent left must serialize
+        # redacted here too: what the agent left must serialize
+        trial = _run(plan, settings, started, watch, secrets).redacted(secrets)
     except (TrialInterrupted, TrialAbandoned):
         raise
     except CassetteError as exc:  # the suite's file, not a fault of the harness's code
@@ -194,17 +194,20 @@ def run_trial(plan: TrialPlan, settings: TrialSettings, watch: AgentWatch) -> Tr
         write_text(plan.folder / "harness-error.txt", redact(traceback.format_exc(), secrets))
         reason = f"{type(exc).__name__}: {exc}"
         trial = failed_trial(plan, reason, started, kind="harness").redacted(secrets)
-    _redact_files(
-        [plan.trace, plan.spans, plan.llm_calls], secrets
-    )  # once read, whatever became of the trial
+    # once read, whatever became of the trial
+    _redact_files([plan.trace, plan.spans, plan.llm_calls], secrets)
     write_trial(plan.folder, trial)
     return trial
 
 
 def _run(
-    plan: TrialPlan, settings: TrialSettings, started: float, watch: AgentWatch
-) -> tuple[Trial, dict[str, str]]:
-    """The finished trial, and the secret values no stored file of it may hold."""
+    plan: TrialPlan,
+    settings: TrialSettings,
+    started: float,
+    watch: AgentWatch,
+    secrets: dict[str, str],
+) -> Trial:
+    """The finished trial; `secrets` are the values no stored file of it may hold."""
     with (
         start_services(
             plan.case.services,
@@ -212,13 +215,12 @@ def _run(
             suite_dir=settings.suite_root,
             settings=settings.service_settings,
         ) as services,
-        _receiver(settings) as receiver,
+        OtlpReceiver() if settings.capture_otlp else contextlib.nullcontext() as receiver,
         _proxy(plan, settings) as proxy,
     ):
         env = {**services.env, **(receiver.env() if receiver else {})}
         env.update(proxy.env() if proxy else {})
         given_env = agent_env(settings, plan)
-        secrets = _secrets(settings, plan.scenario, given_env)
         run, attempts, made, user = _attempts(plan, settings, env, watch, secrets)
         if not watch.agent_returned():
             raise TrialAbandoned(plan.key.label)
@@ -233,7 +235,7 @@ def _run(
             _record(_cassette(plan, settings), calls, secrets)
         if proxy and proxy.unanswered:
             reason = _unanswered(plan, settings, proxy)  # the agent asked something new
-            return failed_trial(plan, reason, started, attempts, kind="agent"), secrets
+            return failed_trial(plan, reason, started, attempts, kind="agent")
         calls = [{k: v for k, v in call.items() if k != "raw"} for call in calls]
         if calls:
             write_text(plan.llm_calls, json.dumps(calls))
@@ -243,18 +245,18 @@ def _run(
             record = build_record(turns, run, plan.trace, spans, calls, settings.prices)
         except RecordError as exc:  # the trace the agent wrote: its trial's error, not ours
             reason = str(exc)
-            return failed_trial(plan, reason, started, attempts, kind="agent", **simulated), secrets
+            return failed_trial(plan, reason, started, attempts, kind="agent", **simulated)
         if user and user.error:  # the simulator's failure, never the agent's
             return failed_trial(
                 plan, user.error, started, attempts, record, kind="simulator", **simulated
-            ), secrets
+            )
         spent = settings.over_budget(record.usage)
         if spent is not None:  # what the agent did past its budget is not measured
             reason = f"over its budget: {spent}"
-            return failed_trial(plan, reason, started, attempts, record, kind="budget"), secrets
+            return failed_trial(plan, reason, started, attempts, record, kind="budget")
         error = _agent_error(run, settings.agent.kind) or _replaced(plan.workspace, made)
         if error:
-            return failed_trial(plan, error, started, attempts, record, kind="agent"), secrets
+            return failed_trial(plan, error, started, attempts, record, kind="agent")
         evidence = _evidence(plan, record, run, services, given_env, secrets)
         judge = settings.judge.metered() if settings.judge else None  # its spending apart
         validation = _validate(plan, settings, evidence, secrets, judge)
@@ -271,7 +273,7 @@ def _run(
     kept = None if plan.case.validators else keep_touched(plan.origin, plan.workspace, evidence)
     if workspace_identity(plan.workspace) is not None:  # not swapped for a link
         _redact_files((plan.workspace / name for name in evidence.touched or ()), secrets)
-    trial = Trial(
+    return Trial(
         **plan.key.as_dict(),
         origin=kept,
         reason=score.reason if score else validation.reason,
@@ -289,7 +291,6 @@ def _run(
         score=score,
         record=record,
     )
-    return trial, secrets
 
 
 def failed_trial(
@@ -315,13 +316,12 @@ def failed_trial(
     )
 
 
-def _secrets(
-    settings: TrialSettings, scenario: Scenario, given_env: dict[str, str]
-) -> dict[str, str]:
+def _secrets(settings: TrialSettings, plan: TrialPlan) -> dict[str, str]:
     """Values no stored file may hold: the environment's secrets (found once per run), and
     this trial's own: what the suite handed the agent, and what the scenario names."""
+    given_env = agent_env(settings, plan)
     everything = {**settings.base_env, **given_env}
-    own = secret_values(everything, _declared(scenario), among=given_env)
+    own = secret_values(everything, _declared(plan.scenario), among=given_env)
     return {**settings.base_secrets, **own}
 
 
@@ -473,11 +473,6 @@ def _turn_input(
         sandbox=_sandbox(plan, settings) if settings.agent.sandbox else None,
         user=user,
     )
-
-
-def _receiver(settings: TrialSettings) -> contextlib.AbstractContextManager[OtlpReceiver | None]:
-    """The trial's own receiver of OpenTelemetry spans, when `[capture] otlp` asks for one."""
-    return OtlpReceiver() if settings.capture_otlp else contextlib.nullcontext()
 
 
 def _proxy(
