@@ -291,6 +291,7 @@ PINNED = {
         "run_in_progress",
         "run_lock",
         "safe_name",
+        "scenario_label",
         "scoped",
         "stored_evidence",
         "stored_workspace",

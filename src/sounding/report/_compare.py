@@ -35,7 +35,7 @@ from sounding.scoring import (
     measure_gap,
     publishable,
 )
-from sounding.store import Results, ResultsError, Trial, load_results
+from sounding.store import Results, ResultsError, Trial, load_results, scenario_label
 
 COMPARE_SCHEMA = "sounding.compare/1"
 BASELINE, CANDIDATE = "baseline", "candidate"
@@ -64,10 +64,9 @@ class Gap:
 
     @property
     def label(self) -> str:
-        if self.case is None:
+        if self.case is None or self.scenario is None:
             return f"cell {self.cell}: all shared scenarios"
-        cell = "" if self.cell == "default" else f"[{self.cell}] "
-        return f"{cell}{self.case}/{self.scenario}"
+        return scenario_label(self.cell, self.case, self.scenario)
 
     @property
     def state(self) -> str:

@@ -2,7 +2,14 @@
 
 from sounding.store._documents import ResultsError
 from sounding.store._evidence import stored_evidence, stored_workspace
-from sounding.store._layout import RESULTS_SCHEMA, RunLayout, TrialKey, allocate_run, safe_name
+from sounding.store._layout import (
+    RESULTS_SCHEMA,
+    RunLayout,
+    TrialKey,
+    allocate_run,
+    safe_name,
+    scenario_label,
+)
 from sounding.store._lock import run_in_progress, run_lock
 from sounding.store._results import Results, ScenarioTrials, load_results
 from sounding.store._run import (
@@ -58,6 +65,7 @@ __all__ = [
     "run_in_progress",
     "run_lock",
     "safe_name",
+    "scenario_label",
     "scoped",
     "stored_evidence",
     "stored_workspace",

@@ -29,6 +29,9 @@ from sounding.store import (
     read_trial,
     run_in_progress,
 )
+from sounding.store import (
+    scenario_label as label_of,
+)
 
 Signature = tuple[int, int] | None  # (size, mtime_ns) of a file; None when it is absent
 ScenarioKey = tuple[str, str, str]  # cell, case, scenario
@@ -54,8 +57,7 @@ def scenario_of(key: TrialKey) -> ScenarioKey:
 
 def scenario_label(key: ScenarioKey) -> str:
     """`case/scenario`, with `[cell] ` in front for any cell but the default one."""
-    cell, case, scenario = key
-    return f"{'' if cell == 'default' else f'[{cell}] '}{case}/{scenario}"
+    return label_of(*key)
 
 
 @dataclass(frozen=True)
