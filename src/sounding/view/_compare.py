@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from sounding.report import Gap, RunComparison
 from sounding.report._trial import table, text
-from sounding.store import ScenarioSummary, TrialKey
-from sounding.view._index import RunState, ScenarioKey, scenario_label, scenario_of
+from sounding.store import ScenarioSummary, TrialKey, scenario_label
+from sounding.view._index import RunState, ScenarioKey, scenario_of
 from sounding.view._markup import document, href, link, scenario_query, verdict
 from sounding.view._trial import exchange, trial_url
 
@@ -100,7 +100,7 @@ def _side_by_side(states: tuple[RunState, RunState], chosen: tuple[ScenarioKey, 
         _column(base, key, first, "a", pick("a")),
         _column(cand, key, second, "b", pick("b")),
     ]
-    title = scenario_label(key)
+    title = scenario_label(*key)
     body = f'<div class="side-by-side">{"".join(columns)}</div>'
     return f"<h2>{text(title)}: a trial of each run</h2>{body}"
 

@@ -28,9 +28,7 @@ from sounding.store import (
     read_summary,
     read_trial,
     run_in_progress,
-)
-from sounding.store import (
-    scenario_label as label_of,
+    scenario_label,
 )
 
 Signature = tuple[int, int] | None  # (size, mtime_ns) of a file; None when it is absent
@@ -53,11 +51,6 @@ def signature(path: Path) -> Signature:
 
 def scenario_of(key: TrialKey) -> ScenarioKey:
     return (key.cell, key.case, key.scenario)
-
-
-def scenario_label(key: ScenarioKey) -> str:
-    """`case/scenario`, with `[cell] ` in front for any cell but the default one."""
-    return label_of(*key)
 
 
 @dataclass(frozen=True)
@@ -104,7 +97,7 @@ class ScenarioRows:
 
     @property
     def label(self) -> str:
-        return scenario_label(self.key)
+        return scenario_label(*self.key)
 
     @property
     def verdict(self) -> str:

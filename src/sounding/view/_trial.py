@@ -13,8 +13,8 @@ from sounding.record import RunRecord
 from sounding.report._trial import as_json, checks, conversation, diff, table, text, tool_calls
 from sounding.scoring import Measured
 from sounding.services import ServiceError, load_service_evidence
-from sounding.store import Trial, TrialKey
-from sounding.view._index import RunState, ScenarioKey, scenario_label, scenario_of
+from sounding.store import Trial, TrialKey, scenario_label
+from sounding.view._index import RunState, ScenarioKey, scenario_of
 from sounding.view._markup import document, href, link, money, scenario_query, verdict
 
 _SHOWN = 200_000  # bytes of one artifact (stdout, diff, ...) shown; the rest stays in the folder
@@ -40,7 +40,7 @@ def trial_page(state: RunState, key: TrialKey) -> str:
     ]
     crumbs = [
         (href("run", state.run_id), state.run_id),
-        (scenario_url(state, scenario_of(key)), scenario_label(scenario_of(key))),
+        (scenario_url(state, scenario_of(key)), scenario_label(*scenario_of(key))),
     ]
     return document(key.label, "".join(parts), crumbs=crumbs)
 
