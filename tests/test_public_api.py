@@ -237,6 +237,7 @@ PINNED = {
         "read_answer",
         "run_validators",
         "save_agreement",
+        "suite_cases",
         "suite_judge",
         "unvalidated_judges",
         "validator",

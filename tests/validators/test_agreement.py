@@ -93,6 +93,7 @@ def test_the_json_document_is_versioned_and_carries_intervals(
     verdicts, scores = by_form["tone_ok"], by_form["tone_score"]
     assert (verdicts["case"], verdicts["judge"], verdicts["source"]) == ("notes", "tone", "check")
     assert (verdicts["scale"], verdicts["trials"], verdicts["not_measured"]) == ("pass/fail", 6, "")
+    assert verdicts["judged_by"] == ["openai/judge-1"]  # the model of the paired verdicts
     assert verdicts["kappa"]["estimate"] == pytest.approx(2 / 3)
     assert verdicts["observed"] == pytest.approx(5 / 6)
     assert verdicts["kappa"]["seed"] == 20260729 and verdicts["kappa"]["draws"] == 10_000
@@ -102,6 +103,7 @@ def test_the_json_document_is_versioned_and_carries_intervals(
     assert scores["kappa"] is None and verdicts["spearman"] is None
     unfilled = by_form["usable_by_hand"]
     assert (unfilled["source"], unfilled["trials"], unfilled["kappa"]) == ("metric", 0, None)
+    assert unfilled["judged_by"] == []  # no pair, no verdict's model
     assert by_form[None]["judge"] == "short" and by_form[None]["not_measured"]
 
 
@@ -119,6 +121,7 @@ def test_a_judge_metric_is_compared_with_its_form_metric(
         pytest.approx(5 / 6),
     )
     assert usable["kappa"]["estimate"] == pytest.approx(2 / 3)  # the 2×2 of the first test
+    assert usable["judged_by"] == ["openai/judge-1"]  # from the validator's kept provenance
 
 
 def test_one_answer_on_both_sides_is_not_measured(bench: Bench, llm_server: ScriptedLLM) -> None:

@@ -107,6 +107,47 @@ def test_a_judge_gates_when_every_measurement_reaches_the_bar(bench: Bench) -> N
     }
 
 
+def test_an_agreement_measured_on_another_model_lets_no_judge_gate(bench: Bench) -> None:
+    case = case_of(bench)
+    tone = measured("tone", "tone_ok", Statistic.KAPPA, 0.9, 30)
+    usable = measured("usable", "usable_by_hand", Statistic.KAPPA, 0.9, 30)
+    by_judge_0 = [a.model_copy(update={"judged_by": ["openai/judge-0"]}) for a in (tone, usable)]
+    switched = (
+        "kappa with '{form}' was measured on the verdicts of openai/judge-0, and the judge is "
+        "now openai/judge-1: measure it again (sounding agreement RUN --save, on a run the new "
+        "judge judged)"
+    )
+    assert unvalidated_judges([case], report(*by_judge_0), POLICY) == {
+        ("notes", "tone"): switched.format(form="tone_ok"),
+        ("notes", "usable"): switched.format(form="usable_by_hand"),
+    }
+    by_judge_1 = [a.model_copy(update={"judged_by": ["openai/judge-1"]}) for a in (tone, usable)]
+    assert unvalidated_judges([case], report(*by_judge_1), POLICY) == {}
+    # an agreement.json saved before models were kept names none: it is taken as it is
+    assert unvalidated_judges([case], report(tone, usable), POLICY) == {}
+
+
+def test_a_check_or_validator_that_names_its_own_model_is_judged_by_that_model(
+    bench: Bench,
+) -> None:
+    bench.write("rubric.md", "Is the note usable?")
+    own = CASE.replace("metrics: [usable]}", "metrics: [usable], model: judge-big}").replace(
+        "criteria: Is the note polite?}", "criteria: Is the note polite?, model: judge-small}"
+    )
+    case = bench.case(own, name="notes.yaml")
+    agreed = [
+        measured("tone", "tone_ok", Statistic.KAPPA, 0.9, 30).model_copy(
+            update={"judged_by": ["openai/judge-small"]}
+        ),
+        measured("usable", "usable_by_hand", Statistic.KAPPA, 0.9, 30).model_copy(
+            update={"judged_by": ["openai/judge-1"]}
+        ),
+    ]
+    found = unvalidated_judges([case], report(*agreed), POLICY)
+    assert list(found) == [("notes", "usable")]
+    assert "the judge is now openai/judge-big" in found[("notes", "usable")]
+
+
 def test_a_judge_the_agreement_does_not_measure_may_not_gate(bench: Bench) -> None:
     case = case_of(bench)
     unfilled = Agreement(
@@ -218,6 +259,7 @@ def test_people_who_disagree_keep_a_judge_from_gating_and_agreement_lets_it(
     assert "notes/tone  may gate" in saved.stdout
     document = json.loads((bench.root / "agreement.json").read_text())
     assert document["schema"] == "sounding.agreement/1" and document["run_id"] == run.name
+    assert document["checks"][0]["judged_by"] == ["openai/judge-1"]
     rescored = bench.sounding("score", str(run))  # by today's rules: the judge gates now
     assert rescored.returncode == 1, rescored.stdout + rescored.stderr
     assert "re-scored 4 trials: 2 verdicts changed" in rescored.stdout
@@ -230,6 +272,18 @@ def test_people_who_disagree_keep_a_judge_from_gating_and_agreement_lets_it(
     assert "FLAKY notes/note  2/4" in last.stdout
     assert "invariant tone: judge scored 0.20 (< 0.50)" in last.stdout
     assert llm_server.hits == 4  # every later verdict came from the cache
+    # the suite switches judges: what people measured of judge-1 says nothing of judge-2
+    toml = bench.root / "sounding.toml"
+    toml.write_text(toml.read_text().replace('model = "judge-1"', 'model = "judge-2"'))
+    switched = (
+        "kappa with 'tone_ok' was measured on the verdicts of openai/judge-1, and the judge is "
+        "now openai/judge-2"
+    )
+    shown = bench.sounding("agreement", str(run))
+    assert f"notes/tone  may not gate: {switched}" in shown.stdout
+    rescored = bench.sounding("score", str(run))  # unvalidated again: as the run first stood
+    assert rescored.returncode == 0, rescored.stdout + rescored.stderr
+    assert "re-scored 4 trials: 0 verdicts changed" in rescored.stdout
 
 
 def test_too_few_trials_keep_a_judge_from_gating(bench: Bench, llm_server: ScriptedLLM) -> None:

@@ -16,6 +16,7 @@ from rich.markup import escape
 from sounding._exit import ExitCode
 from sounding.judge import JudgeConfig
 from sounding.scoring import Interval
+from sounding.spec import Case
 from sounding.validators import (
     Agreement,
     AgreementError,
@@ -23,6 +24,7 @@ from sounding.validators import (
     may_gate,
     measure_agreement,
     save_agreement,
+    suite_cases,
     suite_judge,
 )
 
@@ -34,15 +36,16 @@ def agreement_command(run_dir: Path, *, as_json: bool = False, save: bool = Fals
     try:
         report = measure_agreement(run_dir)
         config = suite_judge(Path(report.suite))
+        cases = suite_cases(Path(report.suite))
     except AgreementError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         return ExitCode.USAGE
     policy = config if config is not None and config.min_agreement is not None else None
     if as_json:
-        document = {**report.document(), "gating": _gating(report, policy)}
+        document = {**report.document(), "gating": _gating(report, policy, cases)}
         print(json.dumps(document, indent=1, ensure_ascii=False))
     else:
-        print_agreement(out, report, policy)
+        print_agreement(out, report, policy, cases)
     if save:
         path = save_agreement(Path(report.suite), report)
         (err if as_json else out).print(
@@ -51,8 +54,14 @@ def agreement_command(run_dir: Path, *, as_json: bool = False, save: bool = Fals
     return ExitCode.PASS
 
 
-def print_agreement(console: Console, report: AgreementReport, policy: JudgeConfig | None) -> None:
-    """One line per judge and form metric, then, with a policy, which judges may gate."""
+def print_agreement(
+    console: Console,
+    report: AgreementReport,
+    policy: JudgeConfig | None,
+    cases: list[Case],
+) -> None:
+    """One line per judge and form metric, then, with a policy, which judges may gate
+    (the suite's `cases` as they are today say which model each judge asks)."""
     console.print(f"agreement of the judges with people, run {escape(report.run_id)}")
     if not report.checks:
         console.print("no judge check in the suite's cases: nothing to measure")
@@ -67,7 +76,7 @@ def print_agreement(console: Console, report: AgreementReport, policy: JudgeConf
     for agreement in report.checks:
         console.print(agreement_line(agreement, width), highlight=False)
     if policy is not None:
-        _print_gating(console, report, policy)
+        _print_gating(console, report, policy, cases)
 
 
 def _tied(agreement: Agreement) -> str:
@@ -94,14 +103,16 @@ def _interval(found: Interval) -> str:
     return f"{found.estimate:.2f} [{found.low:.2f}, {found.high:.2f}]"
 
 
-def _print_gating(console: Console, report: AgreementReport, policy: JudgeConfig) -> None:
+def _print_gating(
+    console: Console, report: AgreementReport, policy: JudgeConfig, cases: list[Case]
+) -> None:
     console.print(
         f"\n[judge] min_agreement {policy.min_agreement:.2f} over at least "
         f"{policy.min_samples} trials:",
         highlight=False,
         markup=False,
     )
-    verdicts = may_gate(report, policy)
+    verdicts = may_gate(report, policy, cases)
     width = max(len(f"{case}/{judge}") for case, judge in verdicts)
     for (case, judge), why in verdicts.items():
         label = escape(f"{case}/{judge}".ljust(width))
@@ -109,13 +120,15 @@ def _print_gating(console: Console, report: AgreementReport, policy: JudgeConfig
         console.print(f"  {label}  {verdict}", highlight=False)
 
 
-def _gating(report: AgreementReport, policy: JudgeConfig | None) -> dict[str, Any] | None:
+def _gating(
+    report: AgreementReport, policy: JudgeConfig | None, cases: list[Case]
+) -> dict[str, Any] | None:
     """The `gating` object of the JSON: None without `min_agreement`."""
     if policy is None:
         return None
     judges = [
         {"case": case, "judge": judge, "gates": not why, "why": why}
-        for (case, judge), why in may_gate(report, policy).items()
+        for (case, judge), why in may_gate(report, policy, cases).items()
     ]
     limits = {"min_agreement": policy.min_agreement, "min_samples": policy.min_samples}
     return {**limits, "judges": judges}

@@ -15,6 +15,7 @@ from sounding.validators._agreement import (
     measure_agreement,
     read_agreement,
     save_agreement,
+    suite_cases,
 )
 from sounding.validators._answer import Answer, check_answer, read_answer
 from sounding.validators._context import (
@@ -78,6 +79,7 @@ __all__ = [
     "read_answer",
     "run_validators",
     "save_agreement",
+    "suite_cases",
     "suite_judge",
     "unvalidated_judges",
     "validator",

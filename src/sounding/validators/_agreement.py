@@ -43,6 +43,8 @@ class Agreement(BaseModel):
     `kappa` and `observed` (the share of trials both answered alike) are for pass/fail;
     `spearman` and `mae` for scores. `not_measured` says why there is no statistic to gate
     on: nobody checks this judge, nobody filled the metric, or the pairs allow none.
+    `judged_by` names the models (`provider/model`) whose verdicts were paired: the
+    agreement holds for them, not for a judge the suite switched to since.
     """
 
     model_config = ConfigDict(extra="ignore", frozen=True)
@@ -58,6 +60,7 @@ class Agreement(BaseModel):
     spearman: Interval | None = None
     mae: Interval | None = None
     not_measured: str = ""
+    judged_by: list[str] = Field(default_factory=list)  # models of the paired verdicts
 
     @property
     def measure(self) -> Interval | None:
@@ -96,6 +99,7 @@ class _Tie:
     form: str | None = None
     scale: Scale | None = None
     pairs: list[tuple[float, float]] = field(default_factory=list)
+    models: set[str] = field(default_factory=set)  # whose verdicts the pairs hold
 
 
 def measure_agreement(run_dir: Path) -> AgreementReport:
@@ -106,17 +110,22 @@ def measure_agreement(run_dir: Path) -> AgreementReport:
     try:
         plan = read_plan(run_dir)
         suite = Path(plan.suite)
-        cases = load_cases(case_files(suite / "cases"), suite_dir=suite)
-        ties = [tie for case in cases for tie in _ties(case)]
-        for _, trial in finished_trials(run_dir, plan):
+        ties = [tie for case in suite_cases(suite) for tie in _ties(case)]
+        for folder, trial in finished_trials(run_dir, plan):
             for tie in ties:
-                _add_pair(tie, trial)
+                _add_pair(tie, trial, folder)
     except ResultsError as exc:
         raise AgreementError(str(exc)) from None
-    except SpecError as exc:
-        raise AgreementError(f"the suite's case files do not load:\n{exc}") from None
     checks = [_measured(tie) for tie in ties]
     return AgreementReport(run_id=plan.run_id, suite=str(suite), checks=checks)
+
+
+def suite_cases(suite: Path) -> list[Case]:
+    """The suite's case files as they are today; AgreementError when they do not load."""
+    try:
+        return load_cases(case_files(suite / "cases"), suite_dir=suite)
+    except SpecError as exc:
+        raise AgreementError(f"the suite's case files do not load:\n{exc}") from None
 
 
 def _ties(case: Case) -> Iterator[_Tie]:
@@ -134,24 +143,41 @@ def _ties(case: Case) -> Iterator[_Tie]:
             yield _Tie(case.name, judge, metric, on)
 
 
-def _add_pair(tie: _Tie, trial: Trial) -> None:
+def _add_pair(tie: _Tie, trial: Trial, folder: Path) -> None:
     if tie.form is None or trial.case != tie.case:
         return
     person = _typed(trial.metrics.get(tie.form), tie.scale)
-    judge = _judge_value(tie, trial)
+    judge, model = _judge_value(tie, trial, folder)
     if person is not None and judge is not None:
         tie.pairs.append((judge, person))
+        if model:
+            tie.models.add(model)
 
 
-def _judge_value(tie: _Tie, trial: Trial) -> float | None:
-    """The judge's verdict on the trial, on the tie's scale; None when it gave none."""
+def _judge_value(tie: _Tie, trial: Trial, folder: Path) -> tuple[float | None, str]:
+    """The judge's verdict on the trial, on the tie's scale (None when it gave none), and
+    the model that gave it (empty when its provenance was not kept)."""
     if tie.judge.validator is not None:
-        return _typed(trial.metrics.get(tie.judge.name), tie.scale)
+        try:  # a judge validator keeps its verdict's provenance beside its answer
+            kept = read_json(folder / "validation" / f"{tie.judge.validator}.json")
+        except (OSError, ValueError):
+            kept = {}
+        value = _typed(trial.metrics.get(tie.judge.name), tie.scale)
+        return value, _model_of(kept.get("provenance") if isinstance(kept, dict) else None)
     checks = trial.score.checks if trial.score else []
     found = next((m.result for m in checks if m.name == tie.judge.name), None)
     if found is None or not found.judged:
-        return None
-    return float(found.status is Status.PASSED) if tie.scale == PASS_FAIL else found.score
+        return None, ""
+    value = float(found.status is Status.PASSED) if tie.scale == PASS_FAIL else found.score
+    return value, _model_of(found.details.get("provenance"))
+
+
+def _model_of(provenance: Any) -> str:
+    """`provider/model` of a verdict's provenance as stored; empty when it names none."""
+    if not isinstance(provenance, dict):
+        return ""
+    provider, model = provenance.get("provider"), provenance.get("model")
+    return f"{provider}/{model}" if isinstance(provider, str) and isinstance(model, str) else ""
 
 
 def _typed(value: Any, scale: Scale | None) -> float | None:
@@ -172,7 +198,11 @@ def _measured(tie: _Tie) -> Agreement:
             "(docs/judge.md, Is the judge right?)"
         )
         return base.model_copy(update={"not_measured": why})
-    found: dict[str, Any] = {"scale": tie.scale, "trials": len(tie.pairs)}
+    found: dict[str, Any] = {
+        "scale": tie.scale,
+        "trials": len(tie.pairs),
+        "judged_by": sorted(tie.models),
+    }
     pairs = tie.pairs
     if tie.scale == PASS_FAIL and pairs:
         found["kappa"] = agreement_interval(pairs, Statistic.KAPPA)

@@ -53,17 +53,38 @@ def unvalidated_judges(
     found: Unvalidated = {}
     for case in cases:
         for judge in dict.fromkeys(_gating_judges(case)):
-            why = _why(case.name, judge, agreement, config)
+            why = _why(case.name, judge, agreement, config, _models_asked(case, judge, config))
             if why:
                 found[(case.name, judge)] = why
     return found
 
 
-def may_gate(report: AgreementReport, config: JudgeConfig) -> dict[tuple[str, str], str]:
-    """What `report` allows under `config`: (case, judge) → why it may not gate, empty when
-    it may, for every judge the report names."""
-    judges = dict.fromkeys((a.case, a.judge) for a in report.checks)
-    return {(case, judge): _why(case, judge, report, config) for case, judge in judges}
+def may_gate(
+    report: AgreementReport, config: JudgeConfig, cases: list[Case]
+) -> dict[tuple[str, str], str]:
+    """What `report` allows under `config` for the suite's `cases` as they are: (case,
+    judge) → why it may not gate, empty when it may, for every judge the report names."""
+    by_name = {case.name: case for case in cases}
+    found: dict[tuple[str, str], str] = {}
+    for case, judge in dict.fromkeys((a.case, a.judge) for a in report.checks):
+        asked = _models_asked(by_name[case], judge, config) if case in by_name else set()
+        found[(case, judge)] = _why(case, judge, report, config, asked)
+    return found
+
+
+def _models_asked(case: Case, judge: str, config: JudgeConfig) -> set[str]:
+    """The models (`provider/model`) the judge verdict `judge` of the case is asked of:
+    the suite's judge, or the model a check or a judge validator names for itself."""
+    models: set[str] = set()
+    for validator in case.validators:
+        if validator.mode == "judge" and judge in validator.metrics:
+            models.add(validator.model or config.model)
+    for scenario in case.scenarios:
+        items: list[Invariant | Assertion] = [*scenario.invariants, *scenario.expect]
+        for item in items:
+            if item.name == judge and item.check.check_type.needs_judge:
+                models.add(getattr(item.check.params, "model", None) or config.model)
+    return {f"{config.provider}/{model}" for model in models}
 
 
 def suite_judge(suite_dir: Path) -> JudgeConfig | None:
@@ -106,7 +127,13 @@ def _gating_judges(case: Case) -> Iterator[str]:
                 yield judge
 
 
-def _why(case: str, judge: str, agreement: AgreementReport | None, config: JudgeConfig) -> str:
+def _why(
+    case: str,
+    judge: str,
+    agreement: AgreementReport | None,
+    config: JudgeConfig,
+    models: set[str],
+) -> str:
     if agreement is None:
         return (
             f"its agreement with people was never measured: the suite has no {AGREEMENT_FILE} "
@@ -117,14 +144,23 @@ def _why(case: str, judge: str, agreement: AgreementReport | None, config: Judge
     if not measured:
         said = found[0].not_measured if found else f"{AGREEMENT_FILE} does not name it"
         return f"not measured against people: {said}"
-    return next((why for a in measured if (why := _short(a, config))), "")
+    return next((why for a in measured if (why := _short(a, config, models))), "")
 
 
-def _short(agreement: Agreement, config: JudgeConfig) -> str:
-    """Why one measurement falls short of the bar; empty when it does not."""
+def _short(agreement: Agreement, config: JudgeConfig, models: set[str]) -> str:
+    """Why one measurement falls short of the bar for the judge asked today (`models`);
+    empty when it does not. A measurement that names no model (saved before models were
+    kept) is taken as it is."""
     measure = agreement.measure
     assert measure is not None and config.min_agreement is not None
     name = f"{measure.statistic.value} with '{agreement.form}'"
+    switched = sorted(models - set(agreement.judged_by)) if agreement.judged_by else []
+    if switched:
+        return (
+            f"{name} was measured on the verdicts of {', '.join(agreement.judged_by)}, and the "
+            f"judge is now {', '.join(switched)}: measure it again "
+            "(sounding agreement RUN --save, on a run the new judge judged)"
+        )
     if agreement.trials < config.min_samples:
         return (
             f"{name} was measured on {agreement.trials} trials, fewer than "
