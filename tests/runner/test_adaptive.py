@@ -71,10 +71,14 @@ def test_a_steady_scenario_stops_when_the_bound_clears(suite: Any, tmp_path: Pat
         (scenario, n) for scenario in ("never", "steady") for n in range(1, 6)
     ]
     assert len(suite.trials(run)) == 10
-    report = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "report", str(run)], capture_output=True, text=True
-    )
-    assert "2 by the bound; 10 trials, 20 at a fixed 10" in report.stdout, report.stderr
+    said = "until decided (95% sure of a 50% rate, at most 10 trials): 2 by the bound; 10 trials"
+    report = [sys.executable, "-m", "sounding.cli", "report", str(run)]
+    shown = subprocess.run(report, capture_output=True, text=True)
+    assert said in shown.stdout, shown.stderr
+    page, notes = tmp_path / "report.html", tmp_path / "report.md"
+    written = subprocess.run([*report, "--html", str(page), "--markdown", str(notes)])
+    assert written.returncode == 0
+    assert said in page.read_text() and said in notes.read_text()  # every report says so
 
 
 def test_the_default_rule_takes_nine_agreeing_trials(suite: Any, tmp_path: Path) -> None:

@@ -213,6 +213,12 @@ def chromium() -> Path:
 
 
 @pytest.fixture
+def fresh_suite(tmp_path: Path) -> Path:
+    """The session's suite, made again for a test that runs it its own way."""
+    return make_suite(tmp_path / "suite")
+
+
+@pytest.fixture
 def make_live() -> object:
     """`live_run(source, root)`: a run in progress, made from a finished one."""
     return live_run

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -160,3 +163,20 @@ def test_a_run_in_progress_grows_and_nothing_is_written(
     done = json.loads(get(viewer, progress).text)
     assert done["live"] is False and done["finished"] == 9 and done["status"] == "failed"
     assert "data-live" not in get(viewer, "/run/live").text
+
+
+def test_an_adaptive_run_says_how_it_stopped_its_scenarios(
+    viewer: Viewer, fresh_suite: Path
+) -> None:
+    suite = fresh_suite
+    argv = [sys.executable, "-m", "sounding.cli", "run", str(suite), "--parallel", "2"]
+    argv += ["--until-decided", "--min-rate", "0.5", "--max-trials", "6"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr  # a flaky and a failing scenario
+    (run,) = (suite / "results").iterdir()
+    shutil.copytree(run, viewer.folder / "adaptive")
+    said = re.search(r"until decided \(.*\n", done.stdout)
+    assert said is not None, done.stdout
+    page = get(viewer, "/run/adaptive").text
+    assert said[0].strip() in page
+    assert "until decided" not in get(viewer, "/run/base").text  # a fixed run says nothing

@@ -21,7 +21,7 @@ from sounding.report._charts import (
     spent_text,
 )
 from sounding.report._renderers import renderers
-from sounding.report._terminal import passes
+from sounding.report._terminal import passes, until_decided
 from sounding.report._trial import checks, clip, conversation, diff, table, text, tool_calls
 from sounding.store import Results, ScenarioTrials, Trial
 
@@ -135,11 +135,14 @@ def _header(results: Results) -> str:
     summary = results.finished()
     outcome = {"passed": "pass", "failed": "fail"}.get(summary.outcome, "error")
     totals = ", ".join(f'<span class="v-{v}">{n} {v}</span>' for v, n in summary.totals.items())
+    decided = summary.until_decided is not None  # an adaptive run: its scenarios took their own n
+    adaptive = f"<p>{text(until_decided(summary))}</p>" if decided else ""
     return (
         f"<header><h1>sounding run <code>{text(results.run_id)}</code> "
         f'<span class="v v-{outcome}">{text(summary.outcome)}</span></h1>'
         f"<p>{totals}: {counted(len(summary.scenarios), 'scenario')}, {len(results.trials)} of "
         f"{counted(len(results.planned), 'trial')} finished, exit code {summary.exit_code}</p>"
+        f"{adaptive}"
         f'<p class="dim">suite <code>{text(results.plan.suite)}</code> · results '
         f"<code>{text(results.root)}</code></p></header>"
         '<nav><button data-show="all" aria-pressed="true">all scenarios</button>'

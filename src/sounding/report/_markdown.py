@@ -12,7 +12,7 @@ from sounding._words import counted
 from sounding.report._cells import cells_report
 from sounding.report._charts import SPENT, curve_text, spent_columns, spent_text
 from sounding.report._renderers import renderers
-from sounding.report._terminal import clipped, passes
+from sounding.report._terminal import clipped, passes, until_decided
 from sounding.store import Results, ScenarioTrials
 
 _CELL_WIDTH = 160
@@ -51,7 +51,10 @@ def _totals(results: Results) -> str:
     words = ", ".join(f"{n} {verdict}" for verdict, n in summary.totals.items())
     scenarios = counted(len(summary.scenarios), "scenario")
     trials = counted(len(results.trials), "trial")
-    return f"**{summary.outcome.upper()}**: {words} ({scenarios}, {trials})"
+    line = f"**{summary.outcome.upper()}**: {words} ({scenarios}, {trials})"
+    if summary.until_decided is not None:  # an adaptive run: its scenarios took their own n
+        line += f"  \n{_text(until_decided(summary))}"
+    return line
 
 
 def _row(scenario: ScenarioTrials, spent: list[str]) -> str:

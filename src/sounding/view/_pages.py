@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
 from sounding.report._charts import curve_chart, rate_chart, scenario_curve_table
+from sounding.report._terminal import until_decided
 from sounding.report._trial import table, text
 from sounding.view._index import (
     ResultsFolder,
@@ -174,9 +175,12 @@ def _run_header(state: RunState) -> str:
         f"cells {text(', '.join(state.cells))}",
         f"cost {money(state.cost_usd)}",
     ]
+    adaptive = ""
     if state.summary is not None:
         facts.insert(1, _totals(state))
-    return f"<h1>Run {text(state.run_id)}</h1><p class=facts>{' · '.join(facts)}</p>"
+        if state.summary.until_decided is not None:  # its scenarios took their own n
+            adaptive = f"<p class=facts>{text(until_decided(state.summary))}</p>"
+    return f"<h1>Run {text(state.run_id)}</h1><p class=facts>{' · '.join(facts)}</p>{adaptive}"
 
 
 def _problems(problems: Sequence[str]) -> str:
