@@ -234,9 +234,12 @@ def test_an_unvalidated_judge_does_not_fail_the_run_and_says_why(
     (line,) = json.loads((run / "summary.json").read_text())["scenarios"]
     assert line["first_failure"].startswith("unvalidated judge tone: judge scored 0.20")
     assert line["gate"] is True
-    page = run / "report.html"
-    assert bench.sounding("report", str(run), "--html", str(page)).returncode == 0
+    page, notes = run / "report.html", run / "report.md"
+    written = bench.sounding("report", str(run), "--html", str(page), "--markdown", str(notes))
+    assert written.returncode == 0, written.stderr
     assert "invariant (gate) (unvalidated judge: not counted)" in page.read_text()
+    for report in (page, notes):  # the passing line says what did not count, as the terminal
+        assert "unvalidated judge tone: judge scored 0.20 (&lt; 0.50)" in report.read_text()
 
 
 def test_people_who_disagree_keep_a_judge_from_gating_and_agreement_lets_it(

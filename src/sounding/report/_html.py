@@ -162,7 +162,7 @@ def _verdicts(results: Results) -> str:
 def _verdict_row(index: int, scenario: ScenarioTrials, spent: list[str]) -> str:
     s = scenario.summary
     verdict = s.verdict.value
-    failure = "" if verdict == "pass" else s.first_failure
+    failure = s.first_failure  # on a passing line: an unvalidated judge that did not count
     spans = [scenario.spending.get(name) for name in spent]
     spending = "".join(
         f'<td class="num">{text(spent_text(name, span)) if span else ""}</td>'

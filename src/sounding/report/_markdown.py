@@ -65,7 +65,7 @@ def _row(scenario: ScenarioTrials, spent: list[str]) -> str:
         passes(s),
         _rate(s.pass_at_k, s.k),
         _rate(s.pass_hat_k, s.k),
-        _cell(s.first_failure) if s.verdict.value != "pass" else "",
+        _cell(s.first_failure),  # on a passing line: an unvalidated judge that did not count
     ]
     spans = [scenario.spending.get(name) for name in spent]
     cells += [spent_text(n, span) if span else "" for n, span in zip(spent, spans, strict=True)]
