@@ -147,8 +147,10 @@ def _add_pair(tie: _Tie, trial: Trial, folder: Path) -> None:
     if tie.form is None or trial.case != tie.case:
         return
     person = _typed(trial.metrics.get(tie.form), tie.scale)
+    if person is None:
+        return
     judge, model = _judge_value(tie, trial, folder)
-    if person is not None and judge is not None:
+    if judge is not None:
         tie.pairs.append((judge, person))
         if model:
             tie.models.add(model)
