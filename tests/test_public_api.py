@@ -195,6 +195,7 @@ PINNED = {
         "Verdict",
         "VerdictRequest",
         "VerdictTool",
+        "digest",
         "find_graders",
         "grader_name",
         "judge_request",

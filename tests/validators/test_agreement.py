@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 
+from sounding import load_case
+from sounding.checks._judge import check_definition
 from sounding.validators import AgreementError, measure_agreement
+from sounding.validators._judge import validator_definition
 
 Bench = Any  # the `bench` fixture of conftest.py
 ScriptedLLM = Any  # the `llm_server` fixture of tests/conftest.py
@@ -94,6 +97,8 @@ def test_the_json_document_is_versioned_and_carries_intervals(
     assert (verdicts["case"], verdicts["judge"], verdicts["source"]) == ("notes", "tone", "check")
     assert (verdicts["scale"], verdicts["trials"], verdicts["not_measured"]) == ("pass/fail", 6, "")
     assert verdicts["judged_by"] == ["openai/judge-1"]  # the model of the paired verdicts
+    (tone,) = load_case(bench.root / "cases" / "notes.yaml").scenarios[0].invariants
+    assert verdicts["definitions"] == [check_definition(tone.check.params)]  # what it was given
     assert verdicts["kappa"]["estimate"] == pytest.approx(2 / 3)
     assert verdicts["observed"] == pytest.approx(5 / 6)
     assert verdicts["kappa"]["seed"] == 20260729 and verdicts["kappa"]["draws"] == 10_000
@@ -122,6 +127,9 @@ def test_a_judge_metric_is_compared_with_its_form_metric(
     )
     assert usable["kappa"]["estimate"] == pytest.approx(2 / 3)  # the 2×2 of the first test
     assert usable["judged_by"] == ["openai/judge-1"]  # from the validator's kept provenance
+    (judge, _form) = load_case(bench.root / "cases" / "notes.yaml").validators
+    rubric = (bench.root / "rubric.md").read_text()
+    assert usable["definitions"] == [validator_definition(judge, rubric)]
 
 
 def test_one_answer_on_both_sides_is_not_measured(bench: Bench, llm_server: ScriptedLLM) -> None:

@@ -4,11 +4,13 @@ rule on its own, then through real runs with a scripted judge."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sounding.checks._judge import check_definition
 from sounding.judge import JudgeConfig
 from sounding.scoring import Interval, Statistic
 from sounding.spec import Case
@@ -21,6 +23,7 @@ from sounding.validators import (
     save_agreement,
     unvalidated_judges,
 )
+from sounding.validators._judge import validator_definition
 
 Bench = Any  # the `bench` fixture of conftest.py
 ScriptedLLM = Any  # the `llm_server` fixture of tests/conftest.py
@@ -84,7 +87,7 @@ def test_the_judges_a_scenario_rests_on_are_its_judge_checks_and_judge_metrics(
 
 
 def test_with_no_agreement_measured_no_judge_may_gate(bench: Bench) -> None:
-    found = unvalidated_judges([case_of(bench)], None, POLICY)
+    found = unvalidated_judges([case_of(bench)], None, POLICY, bench.root)
     assert list(found) == [("notes", "tone"), ("notes", "usable")]
     assert found[("notes", "tone")] == (
         "its agreement with people was never measured: the suite has no agreement.json "
@@ -96,13 +99,13 @@ def test_a_judge_gates_when_every_measurement_reaches_the_bar(bench: Bench) -> N
     case = case_of(bench)
     good = measured("tone", "tone_ok", Statistic.KAPPA, 0.7, 25)
     few = measured("usable", "usable_by_hand", Statistic.KAPPA, 0.9, 10)
-    assert unvalidated_judges([case], report(good, few), POLICY) == {
+    assert unvalidated_judges([case], report(good, few), POLICY, bench.root) == {
         ("notes", "usable"): "kappa with 'usable_by_hand' was measured on 10 trials, fewer "
         "than min_samples 20"
     }
     weak = measured("tone", "tone_score", Statistic.SPEARMAN, 0.4, 25)
     enough = few.model_copy(update={"trials": 20})
-    assert unvalidated_judges([case], report(good, weak, enough), POLICY) == {
+    assert unvalidated_judges([case], report(good, weak, enough), POLICY, bench.root) == {
         ("notes", "tone"): "spearman with 'tone_score' is 0.40, under min_agreement 0.60"
     }
 
@@ -114,17 +117,42 @@ def test_an_agreement_measured_on_another_model_lets_no_judge_gate(bench: Bench)
     by_judge_0 = [a.model_copy(update={"judged_by": ["openai/judge-0"]}) for a in (tone, usable)]
     switched = (
         "kappa with '{form}' was measured on the verdicts of openai/judge-0, and the judge is "
-        "now openai/judge-1: measure it again (sounding agreement RUN --save, on a run the new "
-        "judge judged)"
+        "now openai/judge-1: measure it again (sounding agreement RUN --save, on a run judged "
+        "as it is now)"
     )
-    assert unvalidated_judges([case], report(*by_judge_0), POLICY) == {
+    assert unvalidated_judges([case], report(*by_judge_0), POLICY, bench.root) == {
         ("notes", "tone"): switched.format(form="tone_ok"),
         ("notes", "usable"): switched.format(form="usable_by_hand"),
     }
     by_judge_1 = [a.model_copy(update={"judged_by": ["openai/judge-1"]}) for a in (tone, usable)]
-    assert unvalidated_judges([case], report(*by_judge_1), POLICY) == {}
+    assert unvalidated_judges([case], report(*by_judge_1), POLICY, bench.root) == {}
     # an agreement.json saved before models were kept names none: it is taken as it is
-    assert unvalidated_judges([case], report(tone, usable), POLICY) == {}
+    assert unvalidated_judges([case], report(tone, usable), POLICY, bench.root) == {}
+
+
+def test_an_agreement_measured_on_other_words_lets_no_judge_gate(bench: Bench) -> None:
+    case = case_of(bench)
+    tone = measured("tone", "tone_ok", Statistic.KAPPA, 0.9, 30)
+    usable = measured("usable", "usable_by_hand", Statistic.KAPPA, 0.9, 30)
+    (invariant, *_), (judge, _form) = case.scenarios[0].invariants, case.validators
+    today = {
+        "tone": check_definition(invariant.check.params),
+        "usable": validator_definition(judge, "Is the note usable?"),
+    }
+    as_today = [a.model_copy(update={"definitions": [today[a.judge]]}) for a in (tone, usable)]
+    assert unvalidated_judges([case], report(*as_today), POLICY, bench.root) == {}
+    bench.write("rubric.md", "Is the note usable by a customer?")  # the rubric changed since
+    found = unvalidated_judges([case], report(*as_today), POLICY, bench.root)
+    assert found == {
+        ("notes", "usable"): "kappa with 'usable_by_hand' was measured on verdicts given other "
+        "words: its criteria, rubric or settings changed since: measure it again (sounding "
+        "agreement RUN --save, on a run judged as it is now)"
+    }
+    stricter = CASE.replace("criteria: Is the note polite?}", "criteria: Is the note kind?}")
+    found = unvalidated_judges(
+        [bench.case(stricter, name="notes.yaml")], report(*as_today), POLICY, bench.root
+    )
+    assert list(found) == [("notes", "tone"), ("notes", "usable")]
 
 
 def test_a_check_or_validator_that_names_its_own_model_is_judged_by_that_model(
@@ -143,7 +171,7 @@ def test_a_check_or_validator_that_names_its_own_model_is_judged_by_that_model(
             update={"judged_by": ["openai/judge-1"]}
         ),
     ]
-    found = unvalidated_judges([case], report(*agreed), POLICY)
+    found = unvalidated_judges([case], report(*agreed), POLICY, bench.root)
     assert list(found) == [("notes", "usable")]
     assert "the judge is now openai/judge-big" in found[("notes", "usable")]
 
@@ -153,7 +181,7 @@ def test_a_judge_the_agreement_does_not_measure_may_not_gate(bench: Bench) -> No
     unfilled = Agreement(
         case="notes", judge="tone", source="check", form="tone_ok", not_measured="nobody filled"
     )
-    found = unvalidated_judges([case], report(unfilled), POLICY)
+    found = unvalidated_judges([case], report(unfilled), POLICY, bench.root)
     assert found[("notes", "tone")] == "not measured against people: nobody filled"
     assert "agreement.json does not name it" in found[("notes", "usable")]
 
@@ -262,7 +290,9 @@ def test_people_who_disagree_keep_a_judge_from_gating_and_agreement_lets_it(
     assert "notes/tone  may gate" in saved.stdout
     document = json.loads((bench.root / "agreement.json").read_text())
     assert document["schema"] == "sounding.agreement/1" and document["run_id"] == run.name
-    assert document["checks"][0]["judged_by"] == ["openai/judge-1"]
+    (tone,) = document["checks"]
+    assert tone["judged_by"] == ["openai/judge-1"]
+    assert len(tone["definitions"]) == 1 and re.fullmatch(r"[0-9a-f]{16}", tone["definitions"][0])
     rescored = bench.sounding("score", str(run))  # by today's rules: the judge gates now
     assert rescored.returncode == 1, rescored.stdout + rescored.stderr
     assert "re-scored 4 trials: 2 verdicts changed" in rescored.stdout
@@ -275,6 +305,16 @@ def test_people_who_disagree_keep_a_judge_from_gating_and_agreement_lets_it(
     assert "FLAKY notes/note  2/4" in last.stdout
     assert "invariant tone: judge scored 0.20 (< 0.50)" in last.stdout
     assert llm_server.hits == 4  # every later verdict came from the cache
+    # the check is reworded: people measured the judge on the old words
+    cases = bench.root / "cases" / "notes.yaml"
+    cases.write_text(cases.read_text().replace("polite", "courteous"))
+    reworded = bench.sounding("agreement", str(run))
+    assert reworded.returncode == 0, reworded.stderr
+    assert "notes/tone  may not gate: kappa with 'tone_ok' was measured on verdicts given " in (
+        reworded.stdout
+    )
+    cases.write_text(cases.read_text().replace("courteous", "polite"))
+    assert "notes/tone  may gate" in bench.sounding("agreement", str(run)).stdout
     # the suite switches judges: what people measured of judge-1 says nothing of judge-2
     toml = bench.root / "sounding.toml"
     toml.write_text(toml.read_text().replace('model = "judge-1"', 'model = "judge-2"'))

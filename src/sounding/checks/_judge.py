@@ -21,7 +21,7 @@ from sounding.checks._base import CheckContext, CheckResult, Evidence, Params, S
 from sounding.checks._fields import JudgeModel
 from sounding.checks._paths import PathEscapeError, in_workspace, relative_path
 from sounding.checks._registry import Reads, registry
-from sounding.judge import JudgeError, Rubric, Verdict, judge_request, verdict_tool
+from sounding.judge import JudgeError, Rubric, Verdict, digest, judge_request, verdict_tool
 
 MAX_MATERIAL_CHARS = 100_000
 """What the judge reads at most: longer material is cut, and the cut is said."""
@@ -111,6 +111,12 @@ def llm_as_judge(params: JudgeParams, context: CheckContext) -> CheckResult:
     return _scored(params, verdict, len(material))
 
 
+def check_definition(params: JudgeParams) -> str:
+    """What the judge is given and how its answer is read, as a digest: a verdict records
+    it, and people's agreement with the judge holds for it (the model is recorded apart)."""
+    return digest(params.model_dump(mode="json", exclude={"model"}))[:16]
+
+
 def _scored(params: JudgeParams, verdict: Verdict, size: int) -> CheckResult:
     score = float(verdict.values["score"])
     reached = score >= params.pass_threshold
@@ -127,6 +133,7 @@ def _scored(params: JudgeParams, verdict: Verdict, size: int) -> CheckResult:
             "input_from": params.input_from,
             "input_chars": size,
             "provenance": verdict.provenance.model_dump(),
+            "definition": check_definition(params),
             "cached": verdict.cached,
         },
     )

@@ -173,8 +173,6 @@ class JudgeClient:
 def request_digest(config: JudgeConfig, call: Call, tool: VerdictTool | None) -> str:
     """sha256 of the exact request and where it goes: provider, server, messages, tool
     schema, model, temperature, seed, limits. Another server is another judge."""
-    import hashlib  # OpenSSL loads with the first judged check, not with sounding
-
     payload = {
         "provider": config.provider,
         "base_url": config.server,
@@ -187,6 +185,13 @@ def request_digest(config: JudgeConfig, call: Call, tool: VerdictTool | None) ->
         if tool is None
         else {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
     }
+    return digest(payload)
+
+
+def digest(payload: Any) -> str:
+    """sha256 of `payload` as canonical JSON: an equal value has the same digest."""
+    import hashlib  # OpenSSL loads with the first judged check, not with sounding
+
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

@@ -43,8 +43,9 @@ class Agreement(BaseModel):
     `kappa` and `observed` (the share of trials both answered alike) are for pass/fail;
     `spearman` and `mae` for scores. `not_measured` says why there is no statistic to gate
     on: nobody checks this judge, nobody filled the metric, or the pairs allow none.
-    `judged_by` names the models (`provider/model`) whose verdicts were paired: the
-    agreement holds for them, not for a judge the suite switched to since.
+    `judged_by` names the models (`provider/model`) whose verdicts were paired, and
+    `definitions` the judge as those verdicts had it (a digest of what it was given and
+    how its answer was read): the agreement holds for them, not for a judge changed since.
     """
 
     model_config = ConfigDict(extra="ignore", frozen=True)
@@ -61,6 +62,7 @@ class Agreement(BaseModel):
     mae: Interval | None = None
     not_measured: str = ""
     judged_by: list[str] = Field(default_factory=list)  # models of the paired verdicts
+    definitions: list[str] = Field(default_factory=list)  # the judge as they had it
 
     @property
     def measure(self) -> Interval | None:
@@ -100,6 +102,7 @@ class _Tie:
     scale: Scale | None = None
     pairs: list[tuple[float, float]] = field(default_factory=list)
     models: set[str] = field(default_factory=set)  # whose verdicts the pairs hold
+    definitions: set[str] = field(default_factory=set)  # of the judge, as each verdict had it
 
 
 def measure_agreement(run_dir: Path) -> AgreementReport:
@@ -149,29 +152,29 @@ def _add_pair(tie: _Tie, trial: Trial, folder: Path) -> None:
     person = _typed(trial.metrics.get(tie.form), tie.scale)
     if person is None:
         return
-    judge, model = _judge_value(tie, trial, folder)
+    judge, kept = _judge_value(tie, trial, folder)
     if judge is not None:
         tie.pairs.append((judge, person))
-        if model:
-            tie.models.add(model)
+        tie.models.add(_model_of(kept.get("provenance")))
+        tie.definitions.add(str(kept.get("definition") or ""))
 
 
-def _judge_value(tie: _Tie, trial: Trial, folder: Path) -> tuple[float | None, str]:
+def _judge_value(tie: _Tie, trial: Trial, folder: Path) -> tuple[float | None, dict[str, Any]]:
     """The judge's verdict on the trial, on the tie's scale (None when it gave none), and
-    the model that gave it (empty when its provenance was not kept)."""
+    what was kept with it (its provenance and definition; empty when nothing was)."""
     if tie.judge.validator is not None:
         try:  # a judge validator keeps its verdict's provenance beside its answer
             kept = read_json(folder / "validation" / f"{tie.judge.validator}.json")
         except (OSError, ValueError):
             kept = {}
         value = _typed(trial.metrics.get(tie.judge.name), tie.scale)
-        return value, _model_of(kept.get("provenance") if isinstance(kept, dict) else None)
+        return value, kept if isinstance(kept, dict) else {}
     checks = trial.score.checks if trial.score else []
     found = next((m.result for m in checks if m.name == tie.judge.name), None)
     if found is None or not found.judged:
-        return None, ""
+        return None, {}
     value = float(found.status is Status.PASSED) if tie.scale == PASS_FAIL else found.score
-    return value, _model_of(found.details.get("provenance"))
+    return value, found.details
 
 
 def _model_of(provenance: Any) -> str:
@@ -203,7 +206,8 @@ def _measured(tie: _Tie) -> Agreement:
     found: dict[str, Any] = {
         "scale": tie.scale,
         "trials": len(tie.pairs),
-        "judged_by": sorted(tie.models),
+        "judged_by": sorted(tie.models - {""}),
+        "definitions": sorted(tie.definitions - {""}),
     }
     pairs = tie.pairs
     if tie.scale == PASS_FAIL and pairs:

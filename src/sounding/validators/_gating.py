@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 from sounding.checks import Ref, references
+from sounding.checks._judge import JudgeParams, check_definition
 from sounding.judge import JudgeConfig, JudgeError
 from sounding.spec import Assertion, Case, Invariant
 from sounding.validators._agreement import (
@@ -26,6 +28,7 @@ from sounding.validators._agreement import (
     AgreementReport,
     read_agreement,
 )
+from sounding.validators._judge import read_rubric, validator_definition
 
 Unvalidated = dict[tuple[str, str], str]
 """(case, judge) → why that judge may not gate."""
@@ -41,19 +44,21 @@ def gate_judges(
     that does not read."""
     if config is None or config.min_agreement is None:
         return cases, []
-    unvalidated = unvalidated_judges(cases, read_agreement(suite_dir), config)
+    unvalidated = unvalidated_judges(cases, read_agreement(suite_dir), config, suite_dir)
     notes = [_note(case, judge, why, config) for (case, judge), why in unvalidated.items()]
     return [_marked(case, unvalidated) for case in cases], notes
 
 
 def unvalidated_judges(
-    cases: list[Case], agreement: AgreementReport | None, config: JudgeConfig
+    cases: list[Case], agreement: AgreementReport | None, config: JudgeConfig, suite_dir: Path
 ) -> Unvalidated:
-    """Each judge that gates a scenario of `cases` and may not, with why."""
+    """Each judge that gates a scenario of `cases` (of the suite in `suite_dir`) and may
+    not, with why."""
     found: Unvalidated = {}
     for case in cases:
         for judge in dict.fromkeys(_gating_judges(case)):
-            why = _why(case.name, judge, agreement, config, _models_asked(case, judge, config))
+            asked = _asked(case, judge, config, suite_dir)
+            why = _why(case.name, judge, agreement, config, asked)
             if why:
                 found[(case.name, judge)] = why
     return found
@@ -65,26 +70,43 @@ def may_gate(
     """What `report` allows under `config` for the suite's `cases` as they are: (case,
     judge) → why it may not gate, empty when it may, for every judge the report names."""
     by_name = {case.name: case for case in cases}
+    suite_dir = Path(report.suite)
     found: dict[tuple[str, str], str] = {}
     for case, judge in dict.fromkeys((a.case, a.judge) for a in report.checks):
-        asked = _models_asked(by_name[case], judge, config) if case in by_name else set()
+        asked = _asked(by_name[case], judge, config, suite_dir) if case in by_name else _Asked()
         found[(case, judge)] = _why(case, judge, report, config, asked)
     return found
 
 
-def _models_asked(case: Case, judge: str, config: JudgeConfig) -> set[str]:
-    """The models (`provider/model`) the judge verdict `judge` of the case is asked of:
-    the suite's judge, or the model a check or a judge validator names for itself."""
+@dataclass(frozen=True)
+class _Asked:
+    """The judge a verdict of a case is asked of today: its models (`provider/model`) and
+    its definitions (what it is given; `check_definition`, `validator_definition`)."""
+
+    models: frozenset[str] = frozenset()
+    definitions: frozenset[str] = frozenset()
+
+
+def _asked(case: Case, judge: str, config: JudgeConfig, suite_dir: Path) -> _Asked:
+    """How the judge verdict `judge` of the case is asked today: of the suite's judge or of
+    the model a check or a judge validator names for itself, with the words it has now."""
     models: set[str] = set()
+    definitions: set[str] = set()
     for validator in case.validators:
         if validator.mode == "judge" and judge in validator.metrics:
             models.add(validator.model or config.model)
+            rubric = read_rubric(validator, suite_dir)
+            if isinstance(rubric, str):
+                definitions.add(validator_definition(validator, rubric))
     for scenario in case.scenarios:
         items: list[Invariant | Assertion] = [*scenario.invariants, *scenario.expect]
         for item in items:
-            if item.name == judge and item.check.check_type.needs_judge:
-                models.add(getattr(item.check.params, "model", None) or config.model)
-    return {f"{config.provider}/{model}" for model in models}
+            params = item.check.params
+            if item.name == judge and isinstance(params, JudgeParams):
+                models.add(params.model or config.model)
+                definitions.add(check_definition(params))
+    named = frozenset(f"{config.provider}/{model}" for model in models)
+    return _Asked(named, frozenset(definitions))
 
 
 def suite_judge(suite_dir: Path) -> JudgeConfig | None:
@@ -128,11 +150,7 @@ def _gating_judges(case: Case) -> Iterator[str]:
 
 
 def _why(
-    case: str,
-    judge: str,
-    agreement: AgreementReport | None,
-    config: JudgeConfig,
-    models: set[str],
+    case: str, judge: str, agreement: AgreementReport | None, config: JudgeConfig, asked: _Asked
 ) -> str:
     if agreement is None:
         return (
@@ -144,22 +162,27 @@ def _why(
     if not measured:
         said = found[0].not_measured if found else f"{AGREEMENT_FILE} does not name it"
         return f"not measured against people: {said}"
-    return next((why for a in measured if (why := _short(a, config, models))), "")
+    return next((why for a in measured if (why := _short(a, config, asked))), "")
 
 
-def _short(agreement: Agreement, config: JudgeConfig, models: set[str]) -> str:
-    """Why one measurement falls short of the bar for the judge asked today (`models`);
-    empty when it does not. A measurement that names no model (saved before models were
-    kept) is taken as it is."""
+def _short(agreement: Agreement, config: JudgeConfig, asked: _Asked) -> str:
+    """Why one measurement falls short of the bar for the judge as it is asked today;
+    empty when it does not. A measurement that names no model or definition (saved before
+    they were kept) is taken as it is on that count."""
     measure = agreement.measure
     assert measure is not None and config.min_agreement is not None
     name = f"{measure.statistic.value} with '{agreement.form}'"
-    switched = sorted(models - set(agreement.judged_by)) if agreement.judged_by else []
+    again = "measure it again (sounding agreement RUN --save, on a run judged as it is now)"
+    switched = sorted(asked.models - set(agreement.judged_by)) if agreement.judged_by else []
     if switched:
         return (
             f"{name} was measured on the verdicts of {', '.join(agreement.judged_by)}, and the "
-            f"judge is now {', '.join(switched)}: measure it again "
-            "(sounding agreement RUN --save, on a run the new judge judged)"
+            f"judge is now {', '.join(switched)}: {again}"
+        )
+    if agreement.definitions and asked.definitions - set(agreement.definitions):
+        return (
+            f"{name} was measured on verdicts given other words: its criteria, rubric or "
+            f"settings changed since: {again}"
         )
     if agreement.trials < config.min_samples:
         return (

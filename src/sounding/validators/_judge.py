@@ -9,11 +9,12 @@ calls the tool leaves the trial invalid: a broken judge must not read as a negat
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Protocol
 
 from sounding.checks import Judge
 from sounding.checks._judge import NO_JUDGE
-from sounding.judge import JudgeError, judge_request, verdict_tool
+from sounding.judge import JudgeError, digest, judge_request, verdict_tool
 from sounding.spec import Case, ValidatorSpec
 from sounding.validators._answer import Answer
 from sounding.validators._context import FinishedTrial, keep_json
@@ -51,11 +52,9 @@ def run_judge(spec: ValidatorSpec, trial: FinishedTrial, judge: Judge | None) ->
     """Ask the judge once; its metrics, or why the trial is invalid."""
     if judge is None:
         return NO_JUDGE
-    rubric_path = trial.suite_dir / (spec.rubric or "")
-    try:
-        rubric = rubric_path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return f"cannot read rubric '{spec.rubric}' in {trial.suite_dir}: {exc}"
+    rubric = read_rubric(spec, trial.suite_dir)
+    if isinstance(rubric, OSError | UnicodeDecodeError):
+        return f"cannot read rubric '{spec.rubric}' in {trial.suite_dir}: {rubric}"
     tool = verdict_tool(
         {metric: spec.kind(metric) for metric in spec.metrics}, description=TOOL_DESCRIPTION
     )
@@ -68,9 +67,28 @@ def run_judge(spec: ValidatorSpec, trial: FinishedTrial, judge: Judge | None) ->
         verdict = judge.verdict(request)
     except JudgeError as exc:
         return f"the judge gave no verdict: {exc}"
-    kept = {"metrics": verdict.values, "cached": verdict.cached}
-    keep_json(folder / f"{spec.name}.json", kept | {"provenance": verdict.provenance.model_dump()})
+    kept = {
+        "metrics": verdict.values,
+        "cached": verdict.cached,
+        "provenance": verdict.provenance.model_dump(),
+        "definition": validator_definition(spec, rubric),
+    }
+    keep_json(folder / f"{spec.name}.json", kept)
     return Answer(metrics=dict(verdict.values))
+
+
+def read_rubric(spec: ValidatorSpec, suite_dir: Path) -> str | OSError | UnicodeDecodeError:
+    """The text of a judge validator's rubric, or why it cannot be read."""
+    try:
+        return (suite_dir / (spec.rubric or "")).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return exc
+
+
+def validator_definition(spec: ValidatorSpec, rubric: str) -> str:
+    """What the judge is given and asked, as a digest (see `checks._judge.check_definition`)."""
+    asked = {"rubric": rubric, "pieces": spec.pieces, "metrics": spec.metrics, "types": spec.types}
+    return digest(asked)[:16]
 
 
 def blinding_note(pieces: Sequence[str], cells: Sequence[CellLike]) -> str | None:
