@@ -4,6 +4,7 @@ the agreement between them through the real CLI."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -130,6 +131,31 @@ def test_a_judge_metric_is_compared_with_its_form_metric(
     (judge, _form) = load_case(bench.root / "cases" / "notes.yaml").validators
     rubric = (bench.root / "rubric.md").read_text()
     assert usable["definitions"] == [validator_definition(judge, rubric)]
+
+
+def test_a_kept_verdict_swapped_for_a_fifo_a_link_or_a_huge_file_is_read_within_bounds(
+    bench: Bench, llm_server: ScriptedLLM
+) -> None:
+    run = judged_run(bench, llm_server)
+    bench.fill_form(run, {"usable_by_hand": [True, False, False, True, False, False]})
+    kept = sorted(
+        path
+        for path in run.glob("trials/*/*/*/validation/*.json")
+        if not path.name.endswith(".request.json")
+    )
+    assert len(kept) == 6
+    fifo, link, huge = kept[:3]
+    fifo.unlink()
+    os.mkfifo(fifo)  # nobody writes it: a plain read would wait forever
+    link.unlink()
+    link.symlink_to("/dev/zero")  # endless
+    with huge.open("r+b") as grown:
+        grown.truncate(4 << 30)  # 4 GiB, sparse
+    done = bench.sounding("agreement", str(run), "--json")
+    assert done.returncode == 0, done.stderr
+    (usable,) = [entry for entry in json.loads(done.stdout)["checks"] if entry["judge"] == "usable"]
+    assert (usable["trials"], usable["kappa"]["estimate"]) == (6, pytest.approx(2 / 3))
+    assert usable["judged_by"] == ["openai/judge-1"]  # from the three left as they were
 
 
 def test_one_answer_on_both_sides_is_not_measured(bench: Bench, llm_server: ScriptedLLM) -> None:

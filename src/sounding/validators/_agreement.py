@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sounding._files import read_json, write_text
+from sounding._files import loads, read_json, read_regular, write_text
 from sounding.checks import Status
 from sounding.scoring import Interval, Statistic, agreement_interval, observed_agreement
 from sounding.spec import Case, JudgeCheck, SpecError, case_files, load_cases
@@ -29,6 +29,9 @@ from sounding.store import ResultsError, Trial, finished_trials, read_plan
 
 AGREEMENT_SCHEMA = "sounding.agreement/1"
 AGREEMENT_FILE = "agreement.json"
+KEPT_LIMIT = 1 << 20
+"""The most of a judge validator's kept verdict read: a few hundred bytes when sounding
+wrote it."""
 PASS_FAIL, SCORE = "pass/fail", "score"
 Scale = Literal["pass/fail", "score"]
 
@@ -163,18 +166,30 @@ def _judge_value(tie: _Tie, trial: Trial, folder: Path) -> tuple[float | None, d
     """The judge's verdict on the trial, on the tie's scale (None when it gave none), and
     what was kept with it (its provenance and definition; empty when nothing was)."""
     if tie.judge.validator is not None:
-        try:  # a judge validator keeps its verdict's provenance beside its answer
-            kept = read_json(folder / "validation" / f"{tie.judge.validator}.json")
-        except (OSError, ValueError):
-            kept = {}
         value = _typed(trial.metrics.get(tie.judge.name), tie.scale)
-        return value, kept if isinstance(kept, dict) else {}
+        if value is None:
+            return None, {}
+        return value, _kept_verdict(folder / "validation" / f"{tie.judge.validator}.json")
     checks = trial.score.checks if trial.score else []
     found = next((m.result for m in checks if m.name == tie.judge.name), None)
     if found is None or not found.judged:
         return None, {}
     value = float(found.status is Status.PASSED) if tie.scale == PASS_FAIL else found.score
     return value, found.details
+
+
+def _kept_verdict(path: Path) -> dict[str, Any]:
+    """What a judge validator kept beside its answer (the verdict's provenance and
+    definition): read as a regular file within a bound, never through a link or from a
+    FIFO; empty when it cannot be read so."""
+    found = read_regular(path, KEPT_LIMIT)
+    if found is None or found[1] > KEPT_LIMIT:
+        return {}
+    try:
+        kept = loads(found[0])
+    except ValueError:
+        return {}
+    return kept if isinstance(kept, dict) else {}
 
 
 def _model_of(provenance: Any) -> str:
