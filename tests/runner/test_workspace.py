@@ -190,6 +190,52 @@ def test_an_agent_that_swaps_its_workspace_for_a_link_is_an_error_not_a_pass(
     assert sorted(p.name for p in elsewhere.iterdir()) == ["report.md"]
 
 
+def test_what_an_agent_plants_in_its_trial_folder_is_removed_and_its_trial_an_error(
+    suite: Any, tmp_path: Path
+) -> None:
+    """Sounding stores and reads files of the trial folder by name (a diff, service
+    recordings): an agent that writes there, outside its workspace, could forge them."""
+    secret = tmp_path / "host-file.txt"
+    secret.write_text("a file of the machine, outside every trial\n")
+    suite.agent(
+        f"""
+        import os, sys
+        sys.stdin.read()
+        trial = os.path.dirname(os.getcwd())
+        open(os.path.join(trial, "diff.patch"), "w").write("+ forged")
+        os.symlink({str(secret)!r}, os.path.join(trial, "stdout.txt"))
+        os.rename(os.path.join(trial, "services"), os.path.join(trial, "moved"))
+        os.symlink({str(tmp_path)!r}, os.path.join(trial, "services"))
+        os.chdir(trial)
+        os.mkdir("deep")
+        os.chdir("deep")
+        for _ in range(1500):  # deeper than Python's recursion limit
+            os.mkdir("d")
+            os.chdir("d")
+        print("done")
+        """
+    )
+    suite.write(
+        "cases/plant.yaml",
+        "services: [{name: db, type: sql}]\n"
+        "scenarios:\n  - id: s\n    user: go\n    timeout: 30\n"
+        "    expect: [{final_answer_contains: done}]\n",
+    )
+    done = suite.run()
+    assert done.returncode == 3, done.stdout + done.stderr  # an error, never a pass
+    (trial,) = suite.trials(suite.runs()[0])
+    assert (trial["verdict"], trial["error_kind"]) == ("error", "agent")
+    assert trial["reason"] == (
+        "the agent wrote outside its workspace, in its trial folder: deep, diff.patch, moved, "
+        "services, stdout.txt; removed, so nothing of it is stored or measured"
+    )
+    folder = suite.runs()[0] / "trials/default/plant/s#1"
+    assert sorted(p.name for p in folder.iterdir()) == ["stdout.txt", "trial.json", "workspace"]
+    assert not (folder / "stdout.txt").is_symlink()
+    assert (folder / "stdout.txt").read_text() == "done\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["host-file.txt", "suite"]
+
+
 def test_a_fifo_and_a_huge_sparse_file_in_the_workspace_never_stall_the_trial(
     suite: Any,
 ) -> None:

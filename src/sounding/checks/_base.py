@@ -139,12 +139,6 @@ def shown(value: Any, limit: int = 60) -> str:
     return cut(repr(value), limit)
 
 
-def listed(items: Sequence[str], limit: int = 3) -> str:
-    """The first `limit` items, and how many more: `a, b, c (+2 more)`."""
-    more = f" (+{len(items) - limit} more)" if len(items) > limit else ""
-    return ", ".join(items[:limit]) + more
-
-
 def numbered(record: RunRecord, name: str) -> list[tuple[int, ToolCall]]:
     """The calls of tool `name` with their positions among all calls, counted from 1."""
     return [(i, call) for i, call in enumerate(record.tool_calls, start=1) if call.name == name]

@@ -15,8 +15,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from sounding._secrets import markers_in, secret_values
-from sounding._words import counted
-from sounding.checks._base import CheckContext, CheckResult, Evidence, Params, listed
+from sounding._words import counted, listed
+from sounding.checks._base import CheckContext, CheckResult, Evidence, Params
 from sounding.checks._fields import Name, Names, Texts
 from sounding.checks._paths import relative_path
 from sounding.checks._registry import Role, registry

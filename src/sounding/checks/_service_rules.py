@@ -12,8 +12,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
-from sounding._words import counted
-from sounding.checks._base import CheckContext, CheckResult, Params, listed
+from sounding._words import counted, listed
+from sounding.checks._base import CheckContext, CheckResult, Params
 from sounding.checks._fields import Name, Ref, Texts, as_list
 from sounding.checks._registry import Reads, Role, registry
 from sounding.services import ServiceEvidence

@@ -26,6 +26,7 @@ from sounding._secrets import (
     secret_values,
     url_passwords,
 )
+from sounding._words import listed
 from sounding.checks import Evidence
 from sounding.record import TRACE_ENV, RecordError, RunRecord, Usage, llm_usage, total
 from sounding.runner._agent import RUNNING, AgentRun, TurnInput, run_callable, run_command
@@ -35,8 +36,10 @@ from sounding.runner._workspace import (
     Origin,
     changes,
     checks_read_workspace,
+    folder_entries,
     keep_touched,
     prepare,
+    remove_planted,
     workspace_identity,
 )
 from sounding.scoring import measure_trial, score_error_kind
@@ -221,11 +224,13 @@ def _run(
         env = {**services.env, **(receiver.env() if receiver else {})}
         env.update(proxy.env() if proxy else {})
         given_env = agent_env(settings, plan)
+        before = folder_entries(plan.folder)  # what sounding made there: its services
         run, attempts, made, user = _attempts(plan, settings, env, watch, secrets)
         if not watch.agent_returned():
             raise TrialAbandoned(plan.key.label)
         if RUNNING.stopping.is_set():  # its agent was killed by Ctrl-C: not a result
             raise TrialInterrupted(plan.key.label)
+        planted = remove_planted(plan.folder, before)
         _store_agent_output(plan.folder, run, secrets)
         spans = receiver.export() if receiver else None
         if spans is not None:  # kept as they came, redacted with the trace
@@ -254,7 +259,11 @@ def _run(
         if spent is not None:  # what the agent did past its budget is not measured
             reason = f"over its budget: {spent}"
             return failed_trial(plan, reason, started, attempts, record, kind="budget")
-        error = _agent_error(run, settings.agent.kind) or _replaced(plan.workspace, made)
+        error = (
+            _agent_error(run, settings.agent.kind)
+            or _replaced(plan.workspace, made)
+            or _outside(planted)
+        )
         if error:
             return failed_trial(plan, error, started, attempts, record, kind="agent")
         evidence = _evidence(plan, record, run, services, given_env, secrets)
@@ -415,6 +424,17 @@ def _replaced(workspace: Path, made: tuple[int, int] | None) -> str | None:
     else:
         return None
     return f"the agent {what}: nothing in it is measured"
+
+
+def _outside(planted: list[str]) -> str | None:
+    """Why a trial whose agent wrote in its trial folder, outside its workspace, is not
+    measured (what it wrote there is gone already)."""
+    if not planted:
+        return None
+    return (
+        f"the agent wrote outside its workspace, in its trial folder: {listed(planted, 5)}; "
+        "removed, so nothing of it is stored or measured"
+    )
 
 
 def _lazy_workspace(plan: TrialPlan, settings: TrialSettings) -> bool:

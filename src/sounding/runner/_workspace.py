@@ -243,6 +243,51 @@ def workspace_identity(workspace: Path) -> tuple[int, int] | None:
     return (info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
 
 
+AGENT_WRITES = frozenset({"workspace", "trace.jsonl"})
+"""What a command agent may make in its trial folder: its workspace (whose identity is
+checked apart) and its trace (read never through a link, within a bound)."""
+
+
+def folder_entries(folder: Path) -> dict[str, tuple[int, int]]:
+    """Each entry of a folder with its inode and file type, never through a link."""
+    with os.scandir(folder) as entries:
+        found = {e.name: e.stat(follow_symlinks=False) for e in entries}
+    return {name: (info.st_ino, stat.S_IFMT(info.st_mode)) for name, info in found.items()}
+
+
+def remove_planted(folder: Path, before: Mapping[str, tuple[int, int]]) -> list[str]:
+    """Remove what the agent put in its trial folder, outside its workspace: every entry
+    that appeared there while it ran, or took the place of one sounding made, besides
+    `AGENT_WRITES`. Returns their names, shown. Sounding reads and stores files there by
+    name (a diff, service recordings), so none of them may be the agent's."""
+    planted = [
+        name
+        for name, found in folder_entries(folder).items()
+        if name not in AGENT_WRITES and before.get(name) != found
+    ]
+    for name in planted:
+        remove_entry(folder / name)
+    return sorted(shown_name(name) for name in planted)
+
+
+def remove_entry(path: Path) -> None:
+    """Remove a file, a link or a whole folder, never through a link, and without recursion
+    (a folder may be nested thousands deep)."""
+    if not stat.S_ISDIR(path.lstat().st_mode):
+        path.unlink()
+        return
+    folders = [path]
+    for folder in folders:  # the list grows as it is read: every folder, however deep
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(Path(entry.path))
+                else:
+                    os.unlink(entry.path)
+    for folder in reversed(folders):  # a folder after those inside it
+        os.rmdir(folder)
+
+
 def shown_name(name: str) -> str:
     """A file name as text: bytes that are not UTF-8 (which Python holds as surrogates, and
     no JSON can carry) written as escapes, `\\xff`."""
