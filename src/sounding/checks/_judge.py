@@ -113,8 +113,10 @@ def llm_as_judge(params: JudgeParams, context: CheckContext) -> CheckResult:
 
 def check_definition(params: JudgeParams) -> str:
     """What the judge is given and how its answer is read, as a digest: a verdict records
-    it, and people's agreement with the judge holds for it (the model is recorded apart)."""
-    return digest(params.model_dump(mode="json", exclude={"model"}))[:16]
+    it, and people's agreement with the judge holds for it (the model is recorded apart).
+    Only what the case sets counts, so a setting a later sounding adds, at its default,
+    leaves every definition as it was."""
+    return digest(params.model_dump(mode="json", exclude={"model"}, exclude_defaults=True))[:16]
 
 
 def _scored(params: JudgeParams, verdict: Verdict, size: int) -> CheckResult:
