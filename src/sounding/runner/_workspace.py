@@ -205,14 +205,20 @@ def keep_touched(origin: Origin, workspace: Path, evidence: Evidence) -> str | N
         if name not in touched:
             path.unlink()
     shutil.rmtree(workspace / ".git", ignore_errors=True)
-    folders = [workspace]
-    for folder in folders:  # the list grows as it is read: every folder, however deep
-        with os.scandir(folder) as entries:
-            folders += [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
-    for folder in reversed(folders):  # a folder after those inside it
+    for folder in reversed(folders_within(workspace)):  # a folder after those inside it
         with contextlib.suppress(OSError):  # not empty: it holds what the agent touched
             os.rmdir(folder)
     return origin.kept
+
+
+def folders_within(root: Path) -> list[Path]:
+    """`root` and every folder below it, each before those inside it: never through a
+    link, and without recursion (a folder may be nested thousands deep)."""
+    folders = [root]
+    for folder in folders:  # the list grows as it is read: every folder, however deep
+        with os.scandir(folder) as entries:
+            folders += [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+    return folders
 
 
 def prepare(origin: Origin, dest: Path) -> None:
@@ -271,20 +277,15 @@ def remove_planted(folder: Path, before: Mapping[str, tuple[int, int]]) -> list[
 
 
 def remove_entry(path: Path) -> None:
-    """Remove a file, a link or a whole folder, never through a link, and without recursion
-    (a folder may be nested thousands deep)."""
+    """Remove a file, a link or a whole folder, never through a link (`folders_within`)."""
     if not stat.S_ISDIR(path.lstat().st_mode):
         path.unlink()
         return
-    folders = [path]
-    for folder in folders:  # the list grows as it is read: every folder, however deep
+    for folder in reversed(folders_within(path)):  # a folder after those inside it
         with os.scandir(folder) as entries:
             for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    folders.append(Path(entry.path))
-                else:
+                if not entry.is_dir(follow_symlinks=False):
                     os.unlink(entry.path)
-    for folder in reversed(folders):  # a folder after those inside it
         os.rmdir(folder)
 
 
