@@ -106,6 +106,7 @@ PINNED = {
         "load_case",
         "load_cases",
         "parse_duration",
+        "read_toml",
         "resolve_case",
     ],
     "sounding.scoring": [

@@ -60,7 +60,10 @@ def test_load_without_a_judge_is_none_and_the_environment_alone_is_enough() -> N
 
 
 def test_load_names_the_table_the_key_and_what_is_allowed() -> None:
-    with pytest.raises(JudgeError, match=r"\[judge\] in sounding.toml: temprature: .*allowed keys"):
+    with pytest.raises(
+        JudgeError,
+        match=r"\[judge\] in sounding.toml: temprature: unknown key .*did you mean .temperature.",
+    ):
         JudgeConfig.load({"model": "m", "temprature": 0}, {})
 
 

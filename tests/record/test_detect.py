@@ -149,7 +149,8 @@ def test_an_invalid_stored_record_names_the_field() -> None:
     text = json.dumps(
         {"schema": "sounding.run/1", "tool_calls": [{"id": "1", "name": "f", "args": 3}]}
     )
-    with pytest.raises(RecordError, match=r"tool_calls\[0\]\.args: Input should be a valid dict"):
+    expected = r"tool_calls\[0\]\.args: must be a mapping \(key: value\) \(got int 3\)"
+    with pytest.raises(RecordError, match=expected):
         parse_record(text)
 
 

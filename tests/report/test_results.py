@@ -115,7 +115,9 @@ def test_a_damaged_file_is_refused_with_where_and_how(
     run = copy_run(mixed_run)
     trial_file = run / "trials/default/basic/echoes#1/trial.json"
     edit_json(trial_file, trial="the third")
-    with pytest.raises(ResultsError, match=r"`trial`.*re-run the trial"):
+    with pytest.raises(
+        ResultsError, match=r"trial\.json: trial: must be a whole number.*re-run the trial"
+    ):
         load_results(run)
     trial_file.write_text("{not json")
     with pytest.raises(ResultsError, match="not readable as JSON"):

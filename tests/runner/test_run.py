@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from sounding.runner import SuiteConfigError, load_suite
+
 ECHO_AGENT = """
 import os, sys
 prompt = sys.stdin.read()
@@ -379,7 +381,25 @@ def test_a_misspelt_key_in_sounding_toml_names_the_closest(suite: Any) -> None:
     suite.write("cases/c.yaml", "scenarios:\n  - {id: s, user: hi}\n")
     done = suite.run()
     assert done.returncode == 2
-    assert "ouput: unknown key; did you mean 'output'?" in done.stderr
+    assert "sounding.toml:3: ouput: unknown key 'ouput' (allowed: agent," in done.stderr
+    assert "did you mean 'output'?" in done.stderr
+
+
+def test_every_problem_in_sounding_toml_names_its_line(tmp_path: Path) -> None:
+    config = tmp_path.resolve() / "sounding.toml"
+    config.write_text(
+        '[agent]\ncommand = "true"\n\n[defaults]\nparallel = "many"\n\n[executor]\nkind = "cloud"\n'
+    )
+    with pytest.raises(SuiteConfigError) as refused:
+        load_suite(tmp_path)
+    assert str(refused.value).splitlines() == [
+        f"{config}:5: defaults.parallel: must be a whole number (got str 'many')",
+        f"{config}:8: executor.kind: 'cloud' is not one of the allowed values "
+        "(allowed: local, ray)",
+    ]
+    config.write_text('[agent]\ncommand = "true"\n[agent]\n')
+    with pytest.raises(SuiteConfigError, match=rf"^{config}:3: TOML syntax error"):
+        load_suite(tmp_path)
 
 
 CRASHING_CASE = """

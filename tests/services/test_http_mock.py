@@ -147,10 +147,10 @@ def test_two_mocks_get_two_ports(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("route", "problem"),
     [
-        ({"path": "v1"}, "routes.0.path"),
+        ({"path": "v1"}, "routes[0].path"),
         ({"path": "/x", "json": {}, "body": "y"}, "either json: or body:"),
-        ({"path": "/x", "status": 99}, "routes.0.status"),
-        ({"path": "/x", "respones": {}}, "unknown key 'routes.0.respones'"),
+        ({"path": "/x", "status": 99}, "routes[0].status: must be at least 100"),
+        ({"path": "/x", "respones": {}}, "routes[0].respones: unknown key 'respones'"),
     ],
 )
 def test_bad_routes_are_refused_at_load(route: dict[str, Any], problem: str) -> None:

@@ -36,18 +36,19 @@ def test_a_missing_type_or_name_is_named() -> None:
     assert problems([{"name": "db"}]) == [
         "service 'db' (services[0]): type: is missing (one of: http_mock, process, sql)"
     ]
-    assert problems([{"type": "sql"}]) == ["services[0]: 'name' is required"]
+    assert problems([{"type": "sql"}]) == ["services[0]: missing required key 'name'"]
 
 
 def test_an_unknown_key_lists_the_allowed_ones() -> None:
     (found,) = problems([{"name": "db", "type": "sql", "seeds": ["x.sql"]}])
-    assert "unknown key 'seeds' (allowed: engine, name, seed, server, type)" in found
+    assert "seeds: unknown key 'seeds' (allowed: engine, name, seed, server, type;" in found
+    assert "did you mean 'seed'?" in found
 
 
 def test_a_bad_engine_shows_what_was_given() -> None:
     (found,) = problems([{"name": "db", "type": "sql", "engine": "oracle"}])
     assert found.startswith("service 'db' (services[0]): engine: ")
-    assert "(got 'oracle')" in found
+    assert "'oracle' is not one of the allowed values (allowed: sqlite, postgresql" in found
 
 
 def test_every_problem_is_reported_not_only_the_first() -> None:

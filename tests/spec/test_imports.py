@@ -7,7 +7,13 @@ from pathlib import Path
 
 import sounding.spec
 
-BELOW = {"sounding._files", "sounding._words", "sounding.checks", "sounding.services"}
+BELOW = {
+    "sounding._files",
+    "sounding._problems",
+    "sounding._words",
+    "sounding.checks",
+    "sounding.services",
+}
 
 
 def _imported(path: Path) -> set[str]:

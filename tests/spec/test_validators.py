@@ -100,13 +100,19 @@ def test_a_key_of_another_mode_and_a_missing_one_are_named(suite: Path) -> None:
 @pytest.mark.parametrize(
     ("validator", "problem"),
     [
-        ("{mode: shell, metrics: [x]}", "should be 'script', 'judge' or 'form' (got str 'shell')"),
+        (
+            "{mode: shell, metrics: [x]}",
+            "'shell' is not one of the allowed values (allowed: script, judge, form)",
+        ),
         ("{mode: form, metrics: []}", "metrics: is empty: declare the metrics"),
         ("{mode: form, metrics: [in-scope]}", "metric 'in-scope' must start with a letter"),
         ("{mode: form, metrics: [passed]}", "metric 'passed' is a name every trial already has"),
         ("{mode: form, metrics: [a, a]}", "metric 'a' is declared twice by this validator"),
         ("{mode: form, metrics: [a], types: {b: bool}}", "gives a type to 'b', which `metrics`"),
-        ("{mode: form, metrics: [a], types: {a: text}}", "should be 'bool', 'number' or 'string'"),
+        (
+            "{mode: form, metrics: [a], types: {a: text}}",
+            "'text' is not one of the allowed values (allowed: bool, number, string)",
+        ),
         ("{mode: form, name: 'my form', metrics: [a]}", "'my form' may use only letters"),
         ("{mode: script, command: 'checks/scope.py | tee x', metrics: [a]}", "shell syntax '|'"),
         ("{mode: script, command: ../scope.py, metrics: [a]}", "climbs out of the suite folder"),
@@ -130,7 +136,7 @@ def test_a_key_of_another_mode_and_a_missing_one_are_named(suite: Path) -> None:
         ),
         (
             "{mode: judge, rubric: rubric.md, pieces: [transcript], metrics: [a]}",
-            "should be 'prompt', 'response' or 'diff' (got str 'transcript')",
+            "'transcript' is not one of the allowed values (allowed: prompt, response, diff)",
         ),
     ],
 )

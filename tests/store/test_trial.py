@@ -87,5 +87,6 @@ def test_a_trial_json_of_an_older_sounding_reads_its_byproducts(tmp_path: Path) 
 
 def test_a_damaged_trial_json_names_its_file(tmp_path: Path) -> None:
     (tmp_path / "trial.json").write_text('{"schema": "sounding.trial/2", "cell": 3}')
-    with pytest.raises(ResultsError, match=r"trial\.json: `cell`: Input should be a valid string"):
+    expected = r"trial\.json: cell: must be text \(got int 3\) \(4 problems\)"
+    with pytest.raises(ResultsError, match=expected):
         read_trial(tmp_path)

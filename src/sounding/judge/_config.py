@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from sounding._problems import validation_problems
 from sounding.judge._errors import JudgeError
 
 Provider = Literal["openai", "anthropic"]
@@ -107,12 +108,8 @@ class JudgeConfig(BaseModel):
 
 
 def _describe(config: type[JudgeConfig], exc: ValidationError) -> str:
-    problems = []
-    for error in exc.errors():
-        where = ".".join(str(part) for part in error["loc"]) or "(table)"
-        problems.append(f"{where}: {error['msg']}")
-    allowed = ", ".join(config.model_fields)
-    return f"[{config.role}] in sounding.toml: {'; '.join(problems)} (allowed keys: {allowed})"
+    said = "; ".join(problem.said for problem in validation_problems(exc, config))
+    return f"[{config.role}] in sounding.toml: {said}"
 
 
 def api_key(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> str:

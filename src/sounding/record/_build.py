@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sounding._files import json_kind, loads
+from sounding._problems import validation_problems
 from sounding._words import closest_match
 from sounding.record._model import RunRecord, content_text
 
@@ -248,17 +249,13 @@ def validate_record(data: dict[str, Any], source: str) -> RunRecord:
     try:
         return RunRecord.model_validate(data)
     except ValidationError as exc:
-        problem = "not a valid run record: " + describe_validation(exc)
+        problem = "not a valid run record: " + _described(exc)
         fix = "see docs/run-record.md for every field and its type"
         raise RecordError(source, problem, fix) from None
 
 
-def describe_validation(exc: ValidationError, limit: int = 5) -> str:
+def _described(exc: ValidationError, limit: int = 5) -> str:
     """The first few problems of a validation error, each as `path: message`."""
-    errors = exc.errors()
-    parts = []
-    for error in errors[:limit]:
-        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
-        parts.append(f"{path.lstrip('.') or '(top)'}: {error['msg']}")
-    more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
-    return "; ".join(parts) + more
+    said = [problem.said for problem in validation_problems(exc, RunRecord)]
+    more = f" (and {len(said) - limit} more)" if len(said) > limit else ""
+    return "; ".join(said[:limit]) + more

@@ -5,7 +5,6 @@ case files."""
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -13,13 +12,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from sounding._files import unreadable
+from sounding._problems import Locator, validation_problems
 from sounding._process import split_command
 from sounding._words import did_you_mean
 from sounding.record import LIST_PRICES
 from sounding.runner._cells import Cell, CellError, CellsConfig, build_cells
 from sounding.services import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM, ServiceSettings
-from sounding.spec import case_files
+from sounding.spec import SpecError, case_files, read_toml
 
 CONFIG_NAME = "sounding.toml"
 
@@ -202,40 +201,21 @@ def load_suite(path: Path) -> Suite:
             f"{root}: no {CONFIG_NAME} here; run `sounding init {path}` to make a suite"
         )
     try:
-        raw = tomllib.loads(config_path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise SuiteConfigError(f"{config_path}: not valid TOML: {exc}") from None
-    except (RecursionError, ValueError) as exc:
-        raise SuiteConfigError(f"{config_path}: cannot read it: {unreadable(exc)}") from None
+        raw, lines = read_toml(config_path.read_text(encoding="utf-8"), str(config_path))
+    except SpecError as exc:
+        raise SuiteConfigError(str(exc)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SuiteConfigError(
+            f"{config_path}: cannot read it ({exc}): save it as UTF-8 text"
+        ) from None
     try:
         suite = Suite(root, SuiteFile.model_validate(raw))
     except ValidationError as exc:
-        raise SuiteConfigError(_describe(config_path, exc)) from None
+        locator = Locator(str(config_path), lines)
+        problems = validation_problems(exc, SuiteFile, (), locator)
+        raise SuiteConfigError("\n".join(str(problem) for problem in problems)) from None
     try:
         suite.cells  # noqa: B018 - a typo in a cell fails here, before anything runs
     except CellError as exc:
         raise SuiteConfigError(f"{config_path}: {exc}") from None
     return suite
-
-
-def _describe(path: Path, exc: ValidationError) -> str:
-    lines = []
-    for error in exc.errors():
-        key = ".".join(str(part) for part in error["loc"]) or "(top level)"
-        message = error["msg"]
-        if error["type"] == "extra_forbidden":
-            message = _unknown_key(error["loc"])
-        lines.append(f"{path}: {key}: {message}")
-    return "\n".join(lines)
-
-
-def _unknown_key(loc: tuple[int | str, ...]) -> str:
-    """'unknown key', with the keys its table allows and the closest of them."""
-    model: type[BaseModel] = SuiteFile
-    for part in loc[:-1]:
-        annotation = getattr(model.model_fields.get(str(part)), "annotation", None)
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
-            return "unknown key"
-        model = annotation
-    allowed = list(model.model_fields)
-    return f"unknown key{did_you_mean(str(loc[-1]), allowed)} (allowed: {', '.join(allowed)})"

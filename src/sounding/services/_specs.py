@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
-from pydantic_core import ErrorDetails
 
+from sounding._problems import validation_problems
 from sounding._words import did_you_mean
 from sounding.services._base import RunningService, SpecModel, StartContext, env_prefix
 from sounding.services._http_mock import HttpMockSpec, start_http_mock
@@ -74,7 +74,7 @@ def _parse_one(raw: Any, suite_dir: Path | None) -> tuple[SpecModel | None, list
     try:
         model = service_type.spec.model_validate(raw)
     except ValidationError as exc:
-        return None, [_describe(error, service_type.spec) for error in exc.errors()]
+        return None, [problem.said for problem in validation_problems(exc, service_type.spec)]
     return model, service_type.problems(model, suite_dir)
 
 
@@ -84,20 +84,6 @@ def _unknown_type(kind: Any) -> str:
         return f"type: is missing (one of: {', '.join(known)})"
     hint = did_you_mean(str(kind), known)
     return f"unknown service type '{kind}'{hint} (known: {', '.join(known)})"
-
-
-def _describe(error: ErrorDetails, model_type: type[SpecModel]) -> str:
-    where = ".".join(str(part) for part in error["loc"]) or "(the entry)"
-    if error["type"] == "extra_forbidden":
-        if len(error["loc"]) == 1:
-            allowed = sorted(f.alias or n for n, f in model_type.model_fields.items())
-            return f"unknown key '{where}' (allowed: {', '.join(allowed)})"
-        return f"unknown key '{where}'"
-    if error["type"] == "missing":
-        return f"'{where}' is required"
-    given = error.get("input")
-    shown = f" (got {given!r})" if not isinstance(given, Mapping | list) else ""
-    return f"{where}: {error['msg']}{shown}"
 
 
 def _clashes(model: SpecModel, earlier: list[SpecModel]) -> list[str]:

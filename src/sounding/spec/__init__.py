@@ -1,7 +1,8 @@
 """Case files: models, loading and validation with file:line errors."""
 
+from sounding._problems import Problem
 from sounding.spec._duration import parse_duration
-from sounding.spec._errors import Problem, SpecError
+from sounding.spec._errors import SpecError
 from sounding.spec._load import case_files, load_case, load_cases, resolve_case
 from sounding.spec._models import (
     Assertion,
@@ -16,6 +17,7 @@ from sounding.spec._models import (
     Workspace,
 )
 from sounding.spec._raw import Aggregation
+from sounding.spec._toml import read_toml
 from sounding.spec._validators import ValidatorSpec
 
 __all__ = [
@@ -37,5 +39,6 @@ __all__ = [
     "load_case",
     "load_cases",
     "parse_duration",
+    "read_toml",
     "resolve_case",
 ]

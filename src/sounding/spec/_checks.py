@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sounding._problems import KeyPath, Locator, Problem, validation_problems
 from sounding.checks import (
     CheckType,
     Params,
@@ -22,9 +23,7 @@ from sounding.checks import (
     UnknownCheckError,
     references,
 )
-from sounding.spec._errors import KeyPath, Locator, Problem
 from sounding.spec._guards import path_refusal
-from sounding.spec._messages import validation_problems
 from sounding.spec._models import CheckSpec
 
 _ENTRY_EXAMPLE = "like `- tool_called: {name: lookup}` or `- no_error: true`"

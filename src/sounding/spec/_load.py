@@ -11,8 +11,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from sounding._problems import KeyPath, Problem
 from sounding.checks import Registry
-from sounding.spec._errors import KeyPath, Problem, SpecError
+from sounding.spec._errors import SpecError
 from sounding.spec._models import Case
 from sounding.spec._resolve import resolve_data
 

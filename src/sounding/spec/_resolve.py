@@ -16,20 +16,14 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from sounding._files import given_through_link, link_on_path
+from sounding._problems import KeyPath, Locator, Problem, render_key, validation_problems
 from sounding._words import closest_match, counted
 from sounding.checks import Refused, Registry
 from sounding.checks import registry as default_registry
 from sounding.services import validate_service_specs
 from sounding.spec._checks import CheckResolver
-from sounding.spec._errors import (
-    KeyPath,
-    Locator,
-    Problem,
-    SpecError,
-    render_key,
-)
+from sounding.spec._errors import SpecError
 from sounding.spec._guards import command_refusal, path_refusal
-from sounding.spec._messages import validation_problems
 from sounding.spec._models import (
     Assertion,
     Case,

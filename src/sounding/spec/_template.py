@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from sounding._problems import KeyPath, Locator, Problem
 from sounding.spec._dataset import DatasetError, Row, read_rows
-from sounding.spec._errors import KeyPath, Locator, Problem, SpecError
+from sounding.spec._errors import SpecError
 from sounding.spec._guards import path_refusal, suite_of
 
 Render = Callable[[dict[str, Any]], Any]

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from sounding._files import unreadable
-from sounding.spec._errors import KeyPath, Problem, SpecError
+from sounding._problems import KeyPath, Problem
+from sounding.spec._errors import SpecError
 
 _POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")

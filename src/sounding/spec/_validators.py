@@ -18,9 +18,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sounding.spec._errors import KeyPath, Locator, Problem
+from sounding._problems import KeyPath, Locator, Problem, validation_problems
 from sounding.spec._guards import command_refusal, path_refusal
-from sounding.spec._messages import validation_problems
 from sounding.spec._raw import Duration
 
 Mode = Literal["script", "judge", "form"]

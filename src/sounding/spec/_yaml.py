@@ -27,7 +27,8 @@ from yaml.events import (
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
-from sounding.spec._errors import KeyPath, Problem, SpecError, render_key
+from sounding._problems import KeyPath, Problem, render_key
+from sounding.spec._errors import SpecError
 
 try:
     from yaml import CSafeLoader as _Loader

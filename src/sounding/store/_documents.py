@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from sounding._files import read_json
+from sounding._problems import validation_problems
+from sounding._words import counted
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -51,9 +53,8 @@ def validated(model: type[M], path: Path, document: Mapping[str, Any]) -> M:
     try:
         return model.model_validate(document)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(top)"
+        first = validation_problems(exc, model)[0]
         raise ResultsError(
-            f"{path}: `{where}`: {first['msg']} ({exc.error_count()} problem(s)); "
+            f"{path}: {first.said} ({counted(exc.error_count(), 'problem')}); "
             "the file does not match its schema: it was changed by hand, re-run the trial"
         ) from exc

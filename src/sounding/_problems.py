@@ -1,16 +1,90 @@
-"""Pydantic validation errors, said in case-file words at the line of the offending key."""
+"""Where a value sits in a document, what is wrong with it, and pydantic's validation
+errors said in those words: one way to name a problem, for case files, sounding.toml,
+service declarations, run records and stored results alike."""
 
 from __future__ import annotations
 
+import json
 import re
 import types
 import typing
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from sounding.spec._errors import KeyPath, Locator, Problem
+from sounding._words import closest_match
+
+KeyPath = tuple[str | int, ...]
+"""Where a value sits in a document: `("scenarios", 2, "expect", 0)`."""
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
+
+
+def render_key(key: KeyPath) -> str:
+    """`("scenarios", 2, "expect", 0)` reads `scenarios[2].expect[0]`."""
+    parts: list[str] = []
+    for part in key:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        elif _PLAIN_KEY.match(part):
+            parts.append(f".{part}" if parts else part)
+        else:
+            parts.append(f"[{json.dumps(part)}]")
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong in a case file, with its place and what would be accepted instead."""
+
+    file: str
+    line: int | None
+    key: str
+    message: str
+    allowed: tuple[str, ...] = ()
+    closest: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.said}"
+
+    @property
+    def said(self) -> str:
+        """The problem without its file: `key: message (allowed: ...; did you mean ...?)`."""
+        hints: list[str] = []
+        if self.allowed:
+            hints.append("allowed: " + ", ".join(self.allowed))
+        if self.closest:
+            hints.append(f"did you mean '{self.closest}'?")
+        head = f"{self.key}: " if self.key else ""
+        return head + self.message + (f" ({'; '.join(hints)})" if hints else "")
+
+
+@dataclass(frozen=True)
+class Locator:
+    """Turns a key path into a `Problem` at the line where that key (or its parent) stands."""
+
+    file: str
+    lines: Mapping[KeyPath, int]
+
+    def line(self, key: KeyPath) -> int | None:
+        for end in range(len(key), -1, -1):
+            found = self.lines.get(key[:end])
+            if found is not None:
+                return found
+        return None
+
+    def problem(
+        self, key: KeyPath, message: str, *, allowed: Iterable[str] = (), typo: str | None = None
+    ) -> Problem:
+        """A problem at `key`; `typo` is the wrong name, matched against `allowed`."""
+        names = tuple(allowed)
+        closest = None if typo is None else closest_match(typo, names)
+        return Problem(self.file, self.line(key), render_key(key), message, names, closest)
+
 
 _QUOTED = re.compile(r"'([^']*)'")
 _EXPECTED = {
@@ -34,16 +108,18 @@ _BOUNDS = {  # an error type, how it reads, and the key of its limit
 def validation_problems(
     exc: ValidationError,
     model: type[BaseModel],
-    base: KeyPath,
-    locator: Locator,
+    base: KeyPath = (),
+    locator: Locator | None = None,
     *,
     shorthand: str | None = None,
 ) -> list[Problem]:
-    """One problem per error of `model` validated at `base` in the file.
+    """One problem per error of `model` validated at `base` in the file `locator` reads
+    (without one, problems name no file and no line: say them with `Problem.said`).
 
     `shorthand` names the field a scalar in the file was given to: its errors are placed
     on `base` itself, where that scalar is written.
     """
+    locator = locator or Locator("", {})
     errors = exc.errors(include_url=False)
     for error in errors:
         if shorthand is not None and error["loc"][:1] == (shorthand,):
@@ -69,7 +145,7 @@ def _problem(
         name = str(loc[-1])
         allowed = sorted(_fields_at(model, loc[:-1]))
         return locator.problem((*base, *loc), f"unknown key '{name}'", allowed=allowed, typo=name)
-    if kind == "enum":
+    if kind in ("enum", "literal_error"):
         allowed = _QUOTED.findall(str(error.get("ctx", {}).get("expected", "")))
         value = error["input"]
         message = f"{value!r} is not one of the allowed values"
