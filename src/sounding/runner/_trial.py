@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sounding._files import loads, read_regular, write_bytes, write_text
+from sounding._files import read_regular, write_bytes, write_text
 from sounding._sandbox import Sandbox
 from sounding._secrets import (
     redact,
@@ -30,6 +30,13 @@ from sounding._words import listed
 from sounding.checks import Evidence
 from sounding.record import TRACE_ENV, RecordError, RunRecord, Usage, llm_usage, total
 from sounding.runner._agent import RUNNING, AgentRun, TurnInput, run_callable, run_command
+from sounding.runner._cassette import (
+    CassetteError,
+    cassette_path,
+    llm_proxy,
+    record_cassette,
+    unanswered,
+)
 from sounding.runner._cells import Cell
 from sounding.runner._collect import READ_LIMIT, build_record
 from sounding.runner._workspace import (
@@ -237,9 +244,9 @@ def _run(
             write_text(plan.spans, json.dumps(spans))
         calls = proxy.exchanges() if proxy else []
         if settings.llm_mode == "record":
-            _record(_cassette(plan, settings), calls, secrets)
+            record_cassette(_cassette(plan, settings), calls, secrets)
         if proxy and proxy.unanswered:
-            reason = _unanswered(plan, settings, proxy)  # the agent asked something new
+            reason = unanswered(_cassette(plan, settings), proxy)  # the agent asked something new
             return failed_trial(plan, reason, started, attempts, kind="agent")
         calls = [{k: v for k, v in call.items() if k != "raw"} for call in calls]
         if calls:
@@ -498,71 +505,14 @@ def _turn_input(
 def _proxy(
     plan: TrialPlan, settings: TrialSettings
 ) -> contextlib.AbstractContextManager[LlmProxy | None]:
-    """The trial's own proxy to the agent's model API, when `[capture] llm` asks for one;
-    with `--llm replay`, one that answers from the trial's cassette alone."""
-    upstreams = settings.capture_llm
-    if not upstreams:
-        return contextlib.nullcontext()
-
     def over(calls: list[dict[str, Any]]) -> str | None:
         return settings.over_budget(llm_usage(calls, settings.prices))
 
-    if settings.llm_mode != "replay":
-        return LlmProxy(upstreams, over_budget=over)
-    return LlmProxy(upstreams, replay=_recorded(_cassette(plan, settings)), over_budget=over)
-
-
-CASSETTE_SCHEMA = "sounding.cassette/1"
+    return llm_proxy(settings.capture_llm, settings.llm_mode, _cassette(plan, settings), over)
 
 
 def _cassette(plan: TrialPlan, settings: TrialSettings) -> Path:
-    """Where a trial's model calls are recorded: one file per cell, case, scenario, trial."""
-    key = plan.key
-    folder = settings.suite_root / "cassettes" / key.cell / key.case / key.scenario
-    return folder / f"{key.trial}.json"
-
-
-def _record(cassette: Path, calls: list[dict[str, Any]], secrets: dict[str, str]) -> None:
-    """Write a cassette: each call's request and answer as they came, with no secret value
-    (an API key travels in a header, which is never kept)."""
-    kept = ("key", "api", "path", "request", "status", "content_type", "raw")
-    document = {"schema": CASSETTE_SCHEMA, "calls": [{k: c.get(k) for k in kept} for c in calls]}
-    cassette.parent.mkdir(parents=True, exist_ok=True)
-    write_text(cassette, redact_json(json.dumps(document, indent=1), secrets))
-
-
-def _recorded(cassette: Path) -> list[dict[str, Any]]:
-    """The calls a cassette holds: none when there is no cassette (every request is then
-    unanswered, and says so); a file that is no cassette is refused, naming it."""
-    found = read_regular(cassette, READ_LIMIT)
-    if found is None:
-        return []
-    try:
-        document = loads(found[0])
-    except ValueError as exc:
-        document = f"not JSON ({exc})"
-    calls = document.get("calls") if isinstance(document, dict) else None
-    if not isinstance(calls, list) or not all(isinstance(call, dict) for call in calls):
-        why = document if isinstance(document, str) else f"no {CASSETTE_SCHEMA} document"
-        raise CassetteError(
-            f"{cassette} is {why}: record it again with `sounding run --llm record`"
-        )
-    return calls
-
-
-class CassetteError(ValueError):
-    """A cassette that cannot be read: the trial it belongs to is an error naming it."""
-
-
-def _unanswered(plan: TrialPlan, settings: TrialSettings, proxy: LlmProxy) -> str:
-    """Why a replayed trial is no measurement: a request its cassette has no answer to."""
-    first = proxy.unanswered[0]
-    more = f" (and {len(proxy.unanswered) - 1} more)" if len(proxy.unanswered) > 1 else ""
-    return (
-        f"--llm replay: {_cassette(plan, settings)} holds no answer to the agent's "
-        f"{first['api']} request POST {first['path']} (key {first['key']}){more}; "
-        "record it again with `sounding run --llm record`"
-    )
+    return cassette_path(settings.suite_root, plan.key)
 
 
 def _sandbox(plan: TrialPlan, settings: TrialSettings) -> Sandbox:
