@@ -43,7 +43,7 @@ class LlmProxy(LoopbackCapture):
         listed in `unanswered`. `over_budget` says why the exchanges so far spent the
         trial's budget, if they did: every later request is then refused (a 400 saying so),
         which stops an agent's model loop."""
-        import httpx  # with the first proxy, not with sounding (the SDKs bring it)
+        import httpx  # with the first proxy, not with sounding
 
         self.upstreams = {api: url.rstrip("/") for api, url in upstreams.items()}
         self.client = httpx.Client(timeout=timeout)
