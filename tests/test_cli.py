@@ -153,6 +153,20 @@ def test_a_count_of_one_is_singular(tmp_path: Path, sounding: Any) -> None:
     assert ": 1 scenario, 1 of 1 trial finished" in html.read_text()
 
 
+def test_validate_checks_the_suites_sounding_toml_with_its_cases(
+    tmp_path: Path, sounding: Any
+) -> None:
+    (tmp_path / "sounding.toml").write_text('[agent]\ncommand = "true"\nattempt = 2\n')
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases/one.yaml").write_text("scenarios:\n  - {id: s, usr: x}\n")
+    done = sounding("validate", str(tmp_path))
+    assert done.returncode == 2
+    message = " ".join(done.stderr.split())
+    assert f"{tmp_path / 'sounding.toml'}:3: agent.attempt: unknown key 'attempt'" in message
+    assert "did you mean 'attempts'?" in message
+    assert f"{tmp_path / 'cases/one.yaml'}:2" in message and "unknown key 'usr'" in message
+
+
 def test_an_unknown_key_lists_the_allowed_keys_as_the_file_writes_them(
     tmp_path: Path, sounding: Any
 ) -> None:

@@ -19,19 +19,29 @@ from sounding.cli._common import OUT, RendererOptions, console, escaped, usage_e
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 def validate(paths: tuple[Path, ...]) -> None:
-    """Check case files (or every case of a suite folder) without running or scoring."""
-    from sounding.runner import suite_of
+    """Check case files (or every case of a suite folder, and its sounding.toml) without
+    running or scoring."""
+    from sounding.runner import Suite, SuiteConfigError, load_suite, suite_of
     from sounding.spec import SpecError, load_cases
 
     cases: list[Case] = []
+    problems: list[str] = []
     for path in paths:
         files = _case_files(path)
         if not files:
             usage_error(f"no case files (*.yaml, *.yml, *.toml) under {path}")
+        suite = suite_of(files[0])
+        try:
+            if Suite.exists(suite):
+                load_suite(suite)
+        except SuiteConfigError as exc:
+            problems.append(str(exc))
         try:  # inside a suite, fixtures, seeds and graders are checked to exist as well
-            cases.extend(load_cases(files, suite_dir=suite_of(files[0])))
+            cases.extend(load_cases(files, suite_dir=suite))
         except SpecError as exc:
-            usage_error(str(exc))
+            problems.append(str(exc))
+    if problems:
+        usage_error("\n".join(dict.fromkeys(problems)))
     for note in (note for case in cases for note in case.notes):
         warn(note)
     scenarios = sum(len(case.scenarios) for case in cases)
