@@ -77,7 +77,39 @@ def test_the_judge_scores_a_trial_through_a_forced_tool_call(suite: Any, llm_ser
     )
     assert rescored.returncode == 0, rescored.stdout + rescored.stderr
     assert "0 verdicts changed" in rescored.stdout
+    assert "asked again" not in rescored.stderr
     assert llm_server.hits == 1
+
+
+def test_re_scoring_with_another_judge_model_says_so(suite: Any, llm_server: Any) -> None:
+    suite.agent(
+        "import sys; sys.stdin.read(); print('Dear team, thank you kindly.')",
+        extra_config=_judge_config(llm_server.url),
+    )
+    suite.write("cases/note.yaml", CASE)
+    llm_server.openai_call({"score": 0.9, "passed": True, "reason": "courteous"})
+    assert _run(suite, {"OPENAI_API_KEY": "local"}).returncode == 0
+    llm_server.openai_call({"score": 0.1, "passed": False, "reason": "curt"})
+    rescored = subprocess.run(
+        [sys.executable, "-m", "sounding.cli", "score", str(suite.runs()[0]), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "OPENAI_API_KEY": "local", "SOUNDING_JUDGE_MODEL": "judge-2"},
+    )
+    assert rescored.returncode == 1, rescored.stdout + rescored.stderr
+    assert llm_server.last()["model"] == "judge-2"
+    document = json.loads(rescored.stdout)
+    assert document["changed"][0]["before"] == "pass"
+    assert document["judges_switched"] == [
+        {"was": "openai/judge-1", "now": "openai/judge-2", "verdicts": 1}
+    ]
+    note = " ".join(rescored.stderr.split())
+    assert (
+        "1 judge verdict given by openai/judge-1 when the run was scored was asked again of "
+        "openai/judge-2, the suite's judge today"
+    ) in note
 
 
 def test_another_judge_server_judges_again_instead_of_the_cache(

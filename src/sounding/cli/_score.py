@@ -23,6 +23,7 @@ from sounding.cli._common import (
     console,
     escaped,
     usage_error,
+    warn,
 )
 
 
@@ -242,6 +243,8 @@ def _rescore(run_dir: Path, *, as_json: bool, rejudge: bool, write: bool) -> Exi
         click.echo(f"re-scored {counted(found.trials, 'trial')}: {changed} changed")
         if found.written is not None:
             click.echo(f"wrote the re-scored run: {found.written}")
+    for note in found.judges_switched():  # on stderr, with --json too
+        warn(note)
     if found.verdicts[TrialVerdict.ERROR]:
         return ExitCode.ERROR
     return ExitCode.FAIL if found.verdicts[TrialVerdict.FAIL] else ExitCode.PASS

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sounding._words import counted
 from sounding.checks import Evidence, Judge
 from sounding.record import load_record
 from sounding.runner._collected import Collected
@@ -69,6 +71,16 @@ class Rescored:
     changes: list[Change] = field(default_factory=list)
     verdicts: Counter[TrialVerdict] = field(default_factory=Counter)
     written: Path | None = None
+    rejudged: Counter[tuple[str, str]] = field(default_factory=Counter)  # (was, now): verdicts
+
+    def judges_switched(self) -> list[str]:
+        """Each judge now asked in place of the one that judged when the run was scored:
+        a verdict that changed may be the other judge's doing, not the agent's."""
+        return [
+            f"{counted(n, 'judge verdict')} given by {was} when the run was scored "
+            f"{'was' if n == 1 else 'were'} asked again of {now}, the suite's judge today"
+            for (was, now), n in sorted(self.rejudged.items())
+        ]
 
     @property
     def trials(self) -> int:
@@ -82,6 +94,10 @@ class Rescored:
             "verdicts": {verdict.value: n for verdict, n in self.verdicts.items()},
             "changed": [change.as_dict() for change in self.changes],
             "written": str(self.written) if self.written else None,
+            "judges_switched": [
+                {"was": was, "now": now, "verdicts": n}
+                for (was, now), n in sorted(self.rejudged.items())
+            ],
         }
 
 
@@ -142,12 +158,30 @@ def _rescore(
             )
             now = measure_trial(scenario, evidence, suite_dir=suite, judge=judge)
         found.verdicts[now.verdict] += 1
+        found.rejudged.update(_switched(trial.score, now))
         if now.verdict is not trial.verdict:
             change = Change(trial.key.label, trial.verdict, now.verdict, decided(trial.score, now))
             found.changes.append(change)
         if rewrite is not None:
             rewrite.add(_rescored(trial, now))
     return found
+
+
+def _switched(before: TrialScore, after: TrialScore) -> Iterator[tuple[str, str]]:
+    """(the judge then, the judge now) for each judge check another model judged now."""
+    now = {m.name: _judged_by(m) for m in after.checks}
+    for m in before.checks:
+        was, judge = _judged_by(m), now.get(m.name)
+        if was and judge and was != judge:
+            yield was, judge
+
+
+def _judged_by(m: Measured) -> str | None:
+    """`provider/model` of the judge that gave a check its verdict; None for no judge's."""
+    given = m.result.details.get("provenance")
+    if not isinstance(given, dict) or not given.get("model"):
+        return None
+    return f"{given.get('provider')}/{given['model']}"
 
 
 def _rescored(trial: Trial, score: TrialScore) -> Trial:
