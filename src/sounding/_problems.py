@@ -38,7 +38,7 @@ def render_key(key: KeyPath) -> str:
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong in a case file, with its place and what would be accepted instead."""
+    """One thing wrong in a document, with its place and what would be accepted instead."""
 
     file: str
     line: int | None
