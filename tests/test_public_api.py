@@ -200,6 +200,7 @@ PINNED = {
         "find_graders",
         "grader_name",
         "judge_request",
+        "judged_by",
         "preflight",
         "run_grader",
         "verdict_tool",

@@ -26,22 +26,24 @@ def validate(paths: tuple[Path, ...]) -> None:
 
     cases: list[Case] = []
     problems: list[str] = []
+    suites: set[Path] = set()  # each suite's sounding.toml read once
     for path in paths:
         files = _case_files(path)
         if not files:
             usage_error(f"no case files (*.yaml, *.yml, *.toml) under {path}")
         suite = suite_of(files[0])
-        try:
-            if Suite.exists(suite):
+        if suite not in suites and Suite.exists(suite):
+            suites.add(suite)
+            try:
                 load_suite(suite)
-        except SuiteConfigError as exc:
-            problems.append(str(exc))
+            except SuiteConfigError as exc:
+                problems.append(str(exc))
         try:  # inside a suite, fixtures, seeds and graders are checked to exist as well
             cases.extend(load_cases(files, suite_dir=suite))
         except SpecError as exc:
             problems.append(str(exc))
     if problems:
-        usage_error("\n".join(dict.fromkeys(problems)))
+        usage_error("\n".join(problems))
     for note in (note for case in cases for note in case.notes):
         warn(note)
     scenarios = sum(len(case.scenarios) for case in cases)

@@ -1,6 +1,13 @@
 """The LLM judge: configuration, the forced verdict tool, the client, and graders."""
 
-from sounding.judge._client import CACHE_SCHEMA, JudgeClient, Provenance, Verdict, digest
+from sounding.judge._client import (
+    CACHE_SCHEMA,
+    JudgeClient,
+    Provenance,
+    Verdict,
+    digest,
+    judged_by,
+)
 from sounding.judge._config import ENV_BASE_URL, ENV_MODEL, KEY_ENV, JudgeConfig, preflight
 from sounding.judge._errors import GraderError, JudgeError
 from sounding.judge._graders import (
@@ -35,6 +42,7 @@ __all__ = [
     "find_graders",
     "grader_name",
     "judge_request",
+    "judged_by",
     "preflight",
     "run_grader",
     "verdict_tool",

@@ -33,6 +33,15 @@ class Provenance(BaseModel):
     digest: str
 
 
+def judged_by(provenance: Any) -> str:
+    """`provider/model` of a verdict's provenance as stored (a mapping); empty when it
+    names none."""
+    if not isinstance(provenance, dict):
+        return ""
+    provider, model = provenance.get("provider"), provenance.get("model")
+    return f"{provider}/{model}" if isinstance(provider, str) and isinstance(model, str) else ""
+
+
 class Verdict(BaseModel):
     """The judge's answer: one value per declared metric. `cached` when read from disk;
     `usage`, the tokens asking for it spent now (None when cached or not counted)."""

@@ -11,6 +11,7 @@ from typing import Any
 
 from sounding._words import counted
 from sounding.checks import Evidence, Judge
+from sounding.judge import judged_by
 from sounding.record import load_record
 from sounding.runner._collected import Collected
 from sounding.runner._config import Suite, load_suite
@@ -176,12 +177,9 @@ def _switched(before: TrialScore, after: TrialScore) -> Iterator[tuple[str, str]
             yield was, judge
 
 
-def _judged_by(m: Measured) -> str | None:
-    """`provider/model` of the judge that gave a check its verdict; None for no judge's."""
-    given = m.result.details.get("provenance")
-    if not isinstance(given, dict) or not given.get("model"):
-        return None
-    return f"{given.get('provider')}/{given['model']}"
+def _judged_by(m: Measured) -> str:
+    """`provider/model` of the judge that gave a check its verdict; empty for no judge's."""
+    return judged_by(m.result.details.get("provenance"))
 
 
 def _rescored(trial: Trial, score: TrialScore) -> Trial:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sounding._files import loads, read_json, read_regular, write_text
 from sounding.checks import Status
+from sounding.judge import judged_by
 from sounding.scoring import Interval, Statistic, agreement_interval, observed_agreement
 from sounding.spec import Case, JudgeCheck, SpecError, case_files, load_cases
 from sounding.store import ResultsError, Trial, finished_trials, read_plan
@@ -158,7 +159,7 @@ def _add_pair(tie: _Tie, trial: Trial, folder: Path) -> None:
     judge, kept = _judge_value(tie, trial, folder)
     if judge is not None:
         tie.pairs.append((judge, person))
-        tie.models.add(_model_of(kept.get("provenance")))
+        tie.models.add(judged_by(kept.get("provenance")))
         tie.definitions.add(str(kept.get("definition") or ""))
 
 
@@ -190,14 +191,6 @@ def _kept_verdict(path: Path) -> dict[str, Any]:
     except ValueError:
         return {}
     return kept if isinstance(kept, dict) else {}
-
-
-def _model_of(provenance: Any) -> str:
-    """`provider/model` of a verdict's provenance as stored; empty when it names none."""
-    if not isinstance(provenance, dict):
-        return ""
-    provider, model = provenance.get("provider"), provenance.get("model")
-    return f"{provider}/{model}" if isinstance(provider, str) and isinstance(model, str) else ""
 
 
 def _typed(value: Any, scale: Scale | None) -> float | None:
