@@ -16,7 +16,7 @@ import shlex
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -76,21 +76,75 @@ def this_python_on_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pa
         yield folder
 
 
+def _in_this_process(
+    *args: str,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run the `sounding` command line in this process, as a shell would run it in another.
+
+    It answers as `subprocess.run` does (exit status, stdout, stderr) without paying an
+    interpreter's start and sounding's import for every command a test runs. `env`, when
+    given, is the whole environment. What a suite's callable agent imports from the suite
+    folder is forgotten afterwards, as it is when a process ends, so that another suite's
+    module of the same name is imported afresh. A test of what only a process shows (its
+    signals, its exit, what it leaves running) starts `python -m sounding.cli` instead.
+    """
+    from click.testing import CliRunner
+
+    from sounding.cli import main
+
+    changes: dict[str, str | None] = {}
+    if env is not None:
+        changes = {name: None for name in os.environ if name not in env}
+        changes.update(env)
+    path, modules = list(sys.path), set(sys.modules)
+    try:
+        with contextlib.chdir(cwd or Path.cwd()):
+            result = CliRunner().invoke(main, list(args), env=changes, prog_name="sounding")
+    finally:
+        added = [entry for entry in sys.path if entry not in path]
+        for name in set(sys.modules) - modules:
+            file = getattr(sys.modules[name], "__file__", None) or ""
+            if any(file.startswith(entry) for entry in added if entry):
+                del sys.modules[name]
+        sys.path[:] = path
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception  # a fault the command did not handle
+    return subprocess.CompletedProcess(
+        ["sounding", *args], result.exit_code, result.stdout, result.stderr
+    )
+
+
+def _in_its_own_process(
+    *args: str,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """Run the real `sounding` command in a process of its own."""
+    return subprocess.run(
+        [sys.executable, "-m", "sounding.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
+
+
 @pytest.fixture(scope="session")
 def sounding() -> Sounding:
-    """Run the real `sounding` command line in a subprocess: `sounding("run", str(suite))`."""
+    """The `sounding` command line, run in this process: `sounding("run", str(suite))`.
+    A test module of what only a process shows overrides it with `sounding_process`."""
+    return _in_this_process
 
-    def run(*args: str, cwd: Path | None = None, timeout: float = 120) -> Any:
-        return subprocess.run(
-            [sys.executable, "-m", "sounding.cli", *args],
-            capture_output=True,
-            text=True,
-            cwd=cwd,
-            timeout=timeout,
-            check=False,
-        )
 
-    return run
+@pytest.fixture(scope="session")
+def sounding_process() -> Sounding:
+    """The real `sounding` command in a process of its own: `sounding_process("run", ...)`."""
+    return _in_its_own_process
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgresql", "mariadb"])

@@ -86,7 +86,9 @@ def test_init_scaffolds_a_suite_that_runs_green(tmp_path: Path, sounding: Any) -
     assert again.returncode == 2 and "choose an empty folder" in again.stderr
 
 
-def test_the_command_runs_the_atexit_handlers_of_what_it_loaded(tmp_path: Path) -> None:
+def test_the_command_runs_the_atexit_handlers_of_what_it_loaded(
+    tmp_path: Path, sounding_process: Any
+) -> None:
     """A callable agent (or a host's tracing exporter) flushes in an atexit handler: the
     command must end the usual way, so that the handler runs after the run."""
     flushed = tmp_path / "flushed.txt"
@@ -99,12 +101,7 @@ def test_the_command_runs_the_atexit_handlers_of_what_it_loaded(tmp_path: Path) 
     )
     case = "scenarios:\n  - {id: a, user: hi, expect: [{final_answer_contains: ok}]}\n"
     (tmp_path / "cases" / "c.yaml").write_text(case)
-    done = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "run", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = sounding_process("run", str(tmp_path))  # atexit runs as a process ends
     assert done.returncode == 0, done.stdout + done.stderr
     assert flushed.read_text() == "spans flushed"
 

@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,7 +79,12 @@ write outside the allowed tables): run on each server, to show each reads the sa
 
 
 def run_suite(
-    where: Path, *, toml_lines: str = "", server: str | None = None, only: tuple[str, ...] = ()
+    where: Path,
+    sounding: Any,
+    *,
+    toml_lines: str = "",
+    server: str | None = None,
+    only: tuple[str, ...] = (),
 ) -> SuiteRun:
     suite = where / "support"
     shutil.copytree(SUITE, suite, ignore=shutil.ignore_patterns("results", "__pycache__"))
@@ -90,15 +94,7 @@ def run_suite(
     if server is not None:
         env["SOUNDING_SQL_SERVER"] = server
     selected = [arg for scenario in only for arg in ("--scenario", scenario)]
-    done = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "run", str(suite), *selected],
-        capture_output=True,
-        text=True,
-        cwd=where,
-        env=env,
-        timeout=180,
-        check=False,
-    )
+    done = sounding("run", str(suite), *selected, cwd=where, env=env)
     runs = sorted((suite / "results").iterdir())
     assert len(runs) == 1, done.stdout + done.stderr
     return SuiteRun(done, runs[0])
@@ -123,8 +119,8 @@ def assert_designed_verdicts(run: SuiteRun, only: tuple[str, ...] = ()) -> None:
 
 
 @pytest.fixture(scope="module")
-def on_sqlite(tmp_path_factory: pytest.TempPathFactory) -> SuiteRun:
-    return run_suite(tmp_path_factory.mktemp("sqlite"))
+def on_sqlite(tmp_path_factory: pytest.TempPathFactory, sounding: Any) -> SuiteRun:
+    return run_suite(tmp_path_factory.mktemp("sqlite"), sounding)
 
 
 def test_on_sqlite_every_scenario_gets_its_designed_verdict(on_sqlite: SuiteRun) -> None:
@@ -184,20 +180,20 @@ def test_the_custom_check_catches_a_refund_of_the_claimed_amount(on_sqlite: Suit
 
 @pytest.mark.postgres
 def test_one_line_in_sounding_toml_runs_the_same_suite_on_postgresql(
-    postgres_url: str, tmp_path: Path
+    postgres_url: str, tmp_path: Path, sounding: Any
 ) -> None:
     plain = postgres_url.replace("postgresql+psycopg://", "postgresql://")
     toml = f'\n[services.db]\nserver = "{plain}"\n'
-    run = run_suite(tmp_path, toml_lines=toml, only=ON_SERVERS)
+    run = run_suite(tmp_path, sounding, toml_lines=toml, only=ON_SERVERS)
     assert_designed_verdicts(run, ON_SERVERS)
     assert run.engines() == {"postgresql"}
 
 
 @pytest.mark.mariadb
 def test_sounding_sql_server_runs_the_same_suite_on_mariadb(
-    mariadb_url: str, tmp_path: Path
+    mariadb_url: str, tmp_path: Path, sounding: Any
 ) -> None:
-    run = run_suite(tmp_path, server=mariadb_url, only=ON_SERVERS)
+    run = run_suite(tmp_path, sounding, server=mariadb_url, only=ON_SERVERS)
     assert_designed_verdicts(run, ON_SERVERS)
     assert run.engines() == {"mysql"}
 

@@ -171,18 +171,20 @@ def kill_group(pgid: int, sig: signal.Signals = signal.SIGKILL) -> None:
 @contextlib.contextmanager
 def ending_orphans() -> Iterator[None]:
     """While inside, this process adopts the descendants its programs leave behind (Linux:
-    `PR_SET_CHILD_SUBREAPER`); on leaving, it kills and reaps every child it still has.
-    For a process that owns its children, like the command line's `run`, not a library's
-    host. Where the kernel cannot adopt (not Linux), nothing is done."""
+    `PR_SET_CHILD_SUBREAPER`); on leaving, it kills and reaps every child it gained inside,
+    and leaves alone those it had before. For a process that owns what it starts while
+    inside, like the command line's `run`, not a library's host. Where the kernel cannot
+    adopt (not Linux), nothing is done."""
     if not _subreaper(True):
         yield
         return
+    before = set(_children())
     try:
         yield
     finally:
         _subreaper(False)
         for _ in range(100):  # a child killed may leave children of its own: adopt those too
-            children = _children()
+            children = [pid for pid in _children() if pid not in before]
             if not children:
                 break
             for pid in children:

@@ -97,37 +97,31 @@ def make_suite(root: Path, agent: str, case: str) -> Path:
     return root
 
 
-def run_suite(suite: Path) -> Path:
+def run_suite(suite: Path, sounding: Any) -> Path:
     """Run the real `sounding run` and return the folder of the run it made."""
     before = set((suite / "results").glob("*")) if (suite / "results").is_dir() else set()
-    done = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "run", str(suite), "--parallel", "2"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = sounding("run", str(suite), "--parallel", "2")
     assert done.returncode in (0, 1, 3), done.stdout + done.stderr
     (run,) = set((suite / "results").glob("*")) - before
     return run
 
 
 @pytest.fixture(scope="session")
-def mixed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def mixed_run(tmp_path_factory: pytest.TempPathFactory, sounding: Any) -> Path:
     """pass (echoes), fail (wrong), flaky gated by `any` (flaky-any), flaky gated by `all`
     (flaky-all) and error (broken: the agent writes an unreadable trace); 3 trials each."""
     suite = make_suite(tmp_path_factory.mktemp("mixed") / "suite", MIXED_AGENT, MIXED_CASE)
-    return run_suite(suite)
+    return run_suite(suite, sounding)
 
 
 @pytest.fixture(scope="session")
-def good_and_bad_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def good_and_bad_runs(tmp_path_factory: pytest.TempPathFactory, sounding: Any) -> tuple[Path, Path]:
     """The same scenario over 10 trials: 10/10 passing, then 0/10 (a planted regression)."""
     suite = make_suite(tmp_path_factory.mktemp("modes") / "suite", MODE_AGENT, MODE_CASE)
     (suite / "mode").write_text("good", encoding="utf-8")
-    good = run_suite(suite)
+    good = run_suite(suite, sounding)
     (suite / "mode").write_text("bad", encoding="utf-8")
-    return good, run_suite(suite)
+    return good, run_suite(suite, sounding)
 
 
 @pytest.fixture

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 AGENT = """
 import os, sys, time
@@ -19,7 +19,7 @@ print("right" if good else "wrong")
 """
 
 
-def _run(tmp_path: Path, cells: str, trials: int = 20) -> tuple[Path, str]:
+def _run(sounding: Any, tmp_path: Path, cells: str, trials: int = 20) -> tuple[Path, str]:
     suite = tmp_path / "suite"
     (suite / "cases").mkdir(parents=True)
     (suite / "agent.py").write_text(AGENT)
@@ -30,26 +30,14 @@ def _run(tmp_path: Path, cells: str, trials: int = 20) -> tuple[Path, str]:
         f"scenarios:\n  - id: q\n    user: go\n    trials: {trials}\n    timeout: 2s\n"
         "    expect: [{final_answer_contains: right}]\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "run", str(suite)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = sounding("run", str(suite))
     (run,) = (suite / "results").iterdir()
     return run, done.stdout
 
 
-def _report(run: Path, tmp_path: Path) -> dict[str, object]:
+def _report(sounding: Any, run: Path, tmp_path: Path) -> dict[str, object]:
     out = tmp_path / "report.json"
-    subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "report", str(run), "--json", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    assert sounding("report", str(run), "--json", str(out)).returncode == 0
     return json.loads(out.read_text())["cells"]  # type: ignore[no-any-return]
 
 
@@ -61,11 +49,11 @@ env = { MODE = "tuned" }
 """
 
 
-def test_a_planted_improvement_is_established_and_printed(tmp_path: Path) -> None:
-    run, stdout = _run(tmp_path, PLANTED)
+def test_a_planted_improvement_is_established_and_printed(tmp_path: Path, sounding: Any) -> None:
+    run, stdout = _run(sounding, tmp_path, PLANTED)
     assert "cells against the reference 'base':" in stdout
     assert "IMPROVEMENT tuned: passed" in stdout
-    cells = _report(run, tmp_path)
+    cells = _report(sounding, run, tmp_path)
     assert cells["schema"] == "sounding.cells/1" and cells["reference"] == "base"
     passed = next(g for g in cells["gaps"] if g["metric"] == "passed")  # type: ignore[index]
     assert passed["state"] == "improvement" and passed["paired"] is True
@@ -74,17 +62,17 @@ def test_a_planted_improvement_is_established_and_printed(tmp_path: Path) -> Non
     assert duration["state"] == "no verdict"
 
 
-def test_identical_cells_are_inconclusive(tmp_path: Path) -> None:
+def test_identical_cells_are_inconclusive(tmp_path: Path, sounding: Any) -> None:
     same = PLANTED.replace('MODE = "tuned"', 'MODE = "base", OTHER = "1"')
-    run, stdout = _run(tmp_path, same)
+    run, stdout = _run(sounding, tmp_path, same)
     assert "no difference survives resampling" in stdout
-    passed = next(g for g in _report(run, tmp_path)["gaps"] if g["metric"] == "passed")  # type: ignore[index]
+    passed = next(g for g in _report(sounding, run, tmp_path)["gaps"] if g["metric"] == "passed")  # type: ignore[index]
     assert passed["state"] == "inconclusive"
 
 
-def test_a_cell_with_an_invalid_trial_publishes_nothing(tmp_path: Path) -> None:
+def test_a_cell_with_an_invalid_trial_publishes_nothing(tmp_path: Path, sounding: Any) -> None:
     crash = PLANTED.replace('MODE = "tuned"', 'MODE = "crash"')
-    run, stdout = _run(tmp_path, crash, trials=6)
+    run, stdout = _run(sounding, tmp_path, crash, trials=6)
     assert "nothing is published as a difference" in stdout
-    passed = next(g for g in _report(run, tmp_path)["gaps"] if g["metric"] == "passed")  # type: ignore[index]
+    passed = next(g for g in _report(sounding, run, tmp_path)["gaps"] if g["metric"] == "passed")  # type: ignore[index]
     assert passed["state"] == "withheld" and "invalid trial" in passed["withheld"]

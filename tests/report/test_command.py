@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,18 +55,9 @@ def test_a_bad_folder_or_output_is_a_usage_error(
     assert f"{blocker / 'report.html'}: cannot write the report" in capsys.readouterr().err
 
 
-def sounding(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sounding.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=cwd,
-    )
-
-
-def test_the_command_line_report_writes_and_refuses(mixed_run: Path, tmp_path: Path) -> None:
+def test_the_command_line_report_writes_and_refuses(
+    mixed_run: Path, tmp_path: Path, sounding: Any
+) -> None:
     target = tmp_path / "comment.md"
     done = sounding("report", str(mixed_run), "--markdown", str(target))
     assert done.returncode == 0, done.stderr
@@ -86,7 +76,7 @@ def test_the_command_line_report_writes_and_refuses(mixed_run: Path, tmp_path: P
     ],
 )
 def test_an_option_given_where_a_file_belongs_is_refused(
-    mixed_run: Path, tmp_path: Path, given: list[str], named: str
+    mixed_run: Path, tmp_path: Path, given: list[str], named: str, sounding: Any
 ) -> None:
     done = sounding("report", str(mixed_run), *given, cwd=tmp_path)
     assert done.returncode == 2, done.stdout

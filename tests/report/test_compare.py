@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -133,16 +132,13 @@ def test_runs_that_share_nothing_or_are_not_runs_are_usage_errors(
 
 
 def test_the_command_line_compare_exits_by_the_verdict(
-    good_and_bad_runs: tuple[Path, Path],
+    good_and_bad_runs: tuple[Path, Path], sounding: Any
 ) -> None:
     good, bad = good_and_bad_runs
-    command = [sys.executable, "-m", "sounding.cli", "compare"]
-    regressed = subprocess.run(
-        [*command, str(good), str(bad), "--json"], capture_output=True, text=True, check=False
-    )
+    regressed = sounding("compare", str(good), str(bad), "--json")
     assert regressed.returncode == 1, regressed.stderr
     assert json.loads(regressed.stdout)["regressions"] == 2
-    usage = subprocess.run([*command, str(good)], capture_output=True, text=True, check=False)
+    usage = sounding("compare", str(good))
     assert usage.returncode == 2 and "Missing argument 'CANDIDATE_DIR'" in usage.stderr
 
 

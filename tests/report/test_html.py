@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -184,7 +183,7 @@ print("done")
 """
 
 
-def test_the_conversation_shows_each_user_turn_once(tmp_path: Path) -> None:
+def test_the_conversation_shows_each_user_turn_once(tmp_path: Path, sounding: Any) -> None:
     suite = tmp_path / "suite"
     (suite / "cases").mkdir(parents=True)
     (suite / "agent.py").write_text(TRACING_AGENT)
@@ -195,13 +194,7 @@ def test_the_conversation_shows_each_user_turn_once(tmp_path: Path) -> None:
         "defaults: {trials: 1}\n"
         "scenarios:\n  - {id: s, user: refund order 7, expect: [final_answer_contains: done]}\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "run", str(suite)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = sounding("run", str(suite))
     assert done.returncode == 0, done.stdout + done.stderr
     (run,) = (suite / "results").iterdir()
     page = html_report(load_results(run))

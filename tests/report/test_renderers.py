@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,14 +23,8 @@ def test_a_second_registration_of_a_renderer_is_refused() -> None:
     assert [r.title for r in renderers if r.name == "json"] == ["JSON"]
 
 
-def test_the_command_line_offers_an_option_per_renderer() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "report", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+def test_the_command_line_offers_an_option_per_renderer(sounding: Any) -> None:
+    done = sounding("report", "--help")
     shown = " ".join(done.stdout.split())
     for renderer in renderers:
         assert f"--{renderer.name} FILE {renderer.help}" in shown

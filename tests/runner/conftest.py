@@ -10,6 +10,7 @@ import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,7 @@ import pytest
 @dataclass
 class SuiteDir:
     root: Path
+    sounding: Any  # the `sounding` fixture: the command line, run in this process
 
     def write(self, relative: str, text: str) -> Path:
         path = self.root / relative
@@ -37,24 +39,13 @@ class SuiteDir:
         self.write(f"{module}.py", body)
         self.write("sounding.toml", f'[agent]\ncallable = "{module}:answer"\n')
 
-    def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "sounding.cli", "run", str(self.root), *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """`sounding run` of the suite, in this process."""
+        return self.sounding("run", str(self.root), *args)
 
-    def audit(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        """`sounding audit` of the suite."""
-        return subprocess.run(
-            [sys.executable, "-m", "sounding.cli", "audit", str(self.root), *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+    def audit(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """`sounding audit` of the suite, in this process."""
+        return self.sounding("audit", str(self.root), *args)
 
     def start(self, *args: str) -> subprocess.Popen[str]:
         """`sounding run` in the background, in a session of its own (signals reach it alone)."""
@@ -83,5 +74,5 @@ class SuiteDir:
 
 
 @pytest.fixture
-def suite(tmp_path: Path) -> SuiteDir:
-    return SuiteDir(tmp_path / "suite")
+def suite(tmp_path: Path, sounding: Any) -> SuiteDir:
+    return SuiteDir(tmp_path / "suite", sounding)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -72,11 +70,10 @@ def test_a_steady_scenario_stops_when_the_bound_clears(suite: Any, tmp_path: Pat
     ]
     assert len(suite.trials(run)) == 10
     said = "until decided (95% sure of a 50% rate, at most 10 trials): 2 by the bound; 10 trials"
-    report = [sys.executable, "-m", "sounding.cli", "report", str(run)]
-    shown = subprocess.run(report, capture_output=True, text=True)
+    shown = suite.sounding("report", str(run))
     assert said in shown.stdout, shown.stderr
     page, notes = tmp_path / "report.html", tmp_path / "report.md"
-    written = subprocess.run([*report, "--html", str(page), "--markdown", str(notes)])
+    written = suite.sounding("report", str(run), "--html", str(page), "--markdown", str(notes))
     assert written.returncode == 0
     assert said in page.read_text() and said in notes.read_text()  # every report says so
 

@@ -182,9 +182,8 @@ def test_the_agent_dies_when_sounding_is_killed(tmp_path: Path) -> None:
             os.kill(agent_pid, signal.SIGKILL)
 
 
-def test_a_daemon_the_agent_leaves_is_gone_when_the_run_ends(suite: Any, daemons: Path) -> None:
-    """A daemon in a session of its own escapes the agent's group; `sounding run` adopts
-    it (a child subreaper) and kills it as the run ends."""
+def _run_leaving_a_daemon(suite: Any, daemons: Path) -> None:
+    """A run whose agent leaves a daemon in a session of its own; it must be gone after."""
     suite.agent(
         f"""
         import subprocess, sys
@@ -200,3 +199,23 @@ def test_a_daemon_the_agent_leaves_is_gone_when_the_run_ends(suite: Any, daemons
     done = suite.run()
     assert done.returncode == 0, done.stdout + done.stderr
     assert gone_within(int(daemons.read_text()), 2.0)
+
+
+def test_a_daemon_the_agent_leaves_is_gone_when_the_run_ends(suite: Any, daemons: Path) -> None:
+    """A daemon in a session of its own escapes the agent's group; `sounding run` adopts
+    it (a child subreaper) and kills it as the run ends."""
+    _run_leaving_a_daemon(suite, daemons)
+
+
+def test_a_run_in_a_host_process_leaves_the_hosts_own_children_alone(
+    suite: Any, daemons: Path
+) -> None:
+    """Run from a process that has children of its own (a test session, a notebook), the
+    run still ends the daemons its agents leave, and only them."""
+    own = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        _run_leaving_a_daemon(suite, daemons)
+        assert own.poll() is None, "the run ended a process it did not start"
+    finally:
+        own.kill()
+        own.wait()

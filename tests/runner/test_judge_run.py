@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -29,14 +28,7 @@ def _judge_config(url: str, **extra: str) -> str:
 
 
 def _run(suite: Any, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "run", str(suite.root)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, **env},
-    )
+    return suite.sounding("run", str(suite.root), env={**os.environ, **env})
 
 
 PRICED = '\n[prices."m"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n'
@@ -67,13 +59,8 @@ def test_the_judge_scores_a_trial_through_a_forced_tool_call(suite: Any, llm_ser
     assert by_model == {"m": pytest.approx({k: spent[k] for k in list(spent)[:3]})}
     assert trial["usage"]["input_tokens"] == 0 and "cost_usd" not in trial["usage"]
     # re-scoring reads the cached verdict: the judge is not asked again
-    rescored = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "score", str(suite.runs()[0])],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "OPENAI_API_KEY": "local"},
+    rescored = suite.sounding(
+        "score", str(suite.runs()[0]), env={**os.environ, "OPENAI_API_KEY": "local"}
     )
     assert rescored.returncode == 0, rescored.stdout + rescored.stderr
     assert "0 verdicts changed" in rescored.stdout
@@ -90,12 +77,10 @@ def test_re_scoring_with_another_judge_model_says_so(suite: Any, llm_server: Any
     llm_server.openai_call({"score": 0.9, "passed": True, "reason": "courteous"})
     assert _run(suite, {"OPENAI_API_KEY": "local"}).returncode == 0
     llm_server.openai_call({"score": 0.1, "passed": False, "reason": "curt"})
-    rescored = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "score", str(suite.runs()[0]), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    rescored = suite.sounding(
+        "score",
+        str(suite.runs()[0]),
+        "--json",
         env={**os.environ, "OPENAI_API_KEY": "local", "SOUNDING_JUDGE_MODEL": "judge-2"},
     )
     assert rescored.returncode == 1, rescored.stdout + rescored.stderr
@@ -136,14 +121,7 @@ def test_a_missing_key_is_refused_before_any_trial(suite: Any, llm_server: Any) 
     suite.agent("print('x')", extra_config=_judge_config("http://judge.example"))
     suite.write("cases/note.yaml", CASE)
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    done = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "run", str(suite.root)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=env,
-    )
+    done = suite.sounding("run", str(suite.root), env=env)
     assert done.returncode == 2
     assert "OPENAI_API_KEY" in done.stderr
     assert not (suite.root / "results").exists()
@@ -217,13 +195,8 @@ def test_no_secret_reaches_the_judge_or_its_cache(suite: Any, llm_server: Any) -
     assert token not in asked and "[secret API_TOKEN]" in asked
     cache = suite.root / ".sounding" / "judge-cache"
     assert [p for p in cache.iterdir() if token.encode() in p.read_bytes()] == []
-    rescored = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "score", str(suite.runs()[0])],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "OPENAI_API_KEY": "local"},
+    rescored = suite.sounding(
+        "score", str(suite.runs()[0]), env={**os.environ, "OPENAI_API_KEY": "local"}
     )
     assert rescored.returncode == 0, rescored.stdout + rescored.stderr
     assert llm_server.hits == 1  # the stored trial asks what the run asked: from the cache

@@ -105,6 +105,12 @@ def ray_cluster() -> Iterator[Any]:
         cluster.stop()
 
 
+@pytest.fixture(scope="session")
+def sounding(sounding_process: Any) -> Any:
+    """A run on Ray makes its process a driver of the cluster: each in a process of its own."""
+    return sounding_process
+
+
 @pytest.fixture
 def quickstart(tmp_path: Path) -> Path:
     suite = tmp_path / "quickstart"
@@ -708,7 +714,7 @@ def test_with_artifacts_on_the_driver_workspaces_are_built_on_the_worker(
               - file_content: {path: answer.txt, contains: ORDER A-1}
         """,
     )
-    done = suite.run("--executor", "ray", "--ray-address", ray_cluster.address, timeout=120)
+    done = suite.run("--executor", "ray", "--ray-address", ray_cluster.address)
     assert done.returncode == 0, done.stdout + done.stderr
     (run,) = suite.runs()
     assert len(list(run.glob("trials/default/c/*/workspace/answer.txt"))) == 4

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -144,34 +143,17 @@ def test_rescoring_names_the_check_that_decided_the_new_verdict(suite: Any) -> N
     assert suite.run().returncode == 0
     suite.write("cases/money.yaml", REFUND_CASE.format(word="sorry", ceiling=15000))
     (run,) = suite.runs()
-    done = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "score", str(run)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = suite.sounding("score", str(run))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "money/refund#1: pass → fail  (expect[0] arg_ceiling: passed → failed (call #1" in (
         done.stdout
     ), done.stdout
     # and back: the pass names the check that had decided the fail, as it stands now
     suite.write("cases/money.yaml", REFUND_CASE.format(word="thanks", ceiling=15000))
-    assert (
-        subprocess.run(
-            [sys.executable, "-m", "sounding.cli", "run", str(suite.root)],
-            capture_output=True,
-            check=False,
-        ).returncode
-        == 1
-    )
+    assert suite.run().returncode == 1
     failed_run = suite.runs()[-1]
     suite.write("cases/money.yaml", REFUND_CASE.format(word="thanks", ceiling=30000))
-    back = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "score", str(failed_run)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    back = suite.sounding("score", str(failed_run))
     assert "money/refund#1: fail → pass  (expect[0] arg_ceiling: failed → passed (every" in (
         back.stdout
     ), back.stdout
@@ -194,12 +176,8 @@ def test_scoring_a_record_uses_the_suites_judge(suite: Any, llm_server: Any) -> 
     case = suite.write("cases/note.yaml", JUDGED_CASE)
     record = suite.write("note.jsonl", '{"type": "final", "text": "Dear team, thanks."}\n')
     llm_server.openai_call({"score": 1.0, "passed": True, "reason": "courteous"})
-    done = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "score", str(case), "--record", str(record)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "OPENAI_API_KEY": "local"},
+    done = suite.sounding(
+        "score", str(case), "--record", str(record), env={**os.environ, "OPENAI_API_KEY": "local"}
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert llm_server.hits == 1 and llm_server.last()["model"] == "judge-1"
@@ -241,12 +219,7 @@ def test_scoring_a_trial_json_reads_what_its_services_recorded(suite: Any) -> No
     assert suite.run().returncode == 0
     (run,) = suite.runs()
     trial = run / "trials/default/mail/notify#1/trial.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "score", str(case), "--record", str(trial)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = suite.sounding("score", str(case), "--record", str(trial))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASS" in done.stdout and "ERROR" not in done.stdout and "UNJUDGED" not in done.stdout
 

@@ -7,7 +7,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -119,12 +118,13 @@ def test_ctrl_c_at_any_moment_exits_130_without_a_traceback(suite: Any) -> None:
         shutil.rmtree(run)
 
 
-def test_a_run_folder_has_one_writer(suite: Any, tmp_path: Path) -> None:
-    """Two `--resume` of one run at once: the second is refused, naming the first."""
+def test_a_run_folder_has_one_writer(suite: Any, sounding_process: Any, tmp_path: Path) -> None:
+    """Two `--resume` of one run at once, each a process: the second is refused, naming the
+    first."""
     first = _stalled_run(suite, tmp_path, stall_from=2, trials=3)
     (run,) = suite.runs()
     try:
-        second = suite.run("--resume", run.name)
+        second = sounding_process("run", str(suite.root), "--resume", run.name)
         assert second.returncode == 2, second.stdout + second.stderr
         message = " ".join(second.stderr.split())
         assert "is being written by another sounding" in message
@@ -167,11 +167,6 @@ def test_a_full_disk_stops_the_run_cleanly_and_resume_finishes_it(
     for path in run.rglob("*.json"):
         json.loads(path.read_text())  # no half-written file
     filler.unlink()
-    resumed = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "run", str(suite.root), "--resume", run.name],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    resumed = suite.run("--resume", run.name)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "PASS  big/s  20/20" in resumed.stdout

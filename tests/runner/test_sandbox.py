@@ -7,8 +7,6 @@ import os
 import secrets
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -92,16 +90,13 @@ def test_a_case_with_services_keeps_the_network_in_the_sandbox(suite: Any, liste
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_a_sandbox_asked_for_and_unavailable_refuses_the_run(suite: Any) -> None:
+def test_a_sandbox_asked_for_and_unavailable_refuses_the_run(
+    suite: Any, sounding_process: Any
+) -> None:
+    """In a process of its own: whether bwrap is installed is looked up once a process."""
     suite.agent("print('x')", extra_config='sandbox = "bwrap"\n')
     suite.write("cases/box.yaml", "scenarios:\n  - {id: s, user: hi}\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "run", str(suite.root)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PATH": "/nonexistent"},
-    )
+    done = sounding_process("run", str(suite.root), env={**os.environ, "PATH": "/nonexistent"})
     assert done.returncode == 2, done.stdout + done.stderr
     message = " ".join(done.stderr.split())
     assert "bubblewrap (bwrap) is not installed" in message and "never falls back" in message

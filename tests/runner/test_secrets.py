@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +40,7 @@ def test_a_leaked_secret_fails_the_trial_and_never_lands_in_an_artifact(suite: A
             assert TOKEN not in path.read_text(errors="replace"), f"{path} holds the secret"
     stdout = (run / "trials/default/leak/leaks#1/stdout.txt").read_text()
     assert "[secret PAYMENTS_TOKEN]" in stdout
-    rescored = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "score", str(run)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    rescored = suite.sounding("score", str(run))
     assert "0 verdicts changed" in rescored.stdout, rescored.stdout + rescored.stderr
 
 

@@ -8,8 +8,6 @@ under results/ and every report is searched for the values.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +61,7 @@ def test_no_secret_lands_in_any_stored_file_or_report(suite: Any, tmp_path: Path
     reports = tmp_path / "reports"
     for option in ("--html", "--markdown", "--json", "--junit"):
         target = reports / f"report{option.replace('--', '.')}"
-        made = subprocess.run(
-            [sys.executable, "-m", "sounding.cli", "report", str(run), option, str(target)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        made = suite.sounding("report", str(run), option, str(target))
         assert made.returncode == 0, made.stderr
     leaks = {
         path: secret

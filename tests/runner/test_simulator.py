@@ -4,8 +4,6 @@ failures are errors of the simulator, never failures of the agent."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -82,11 +80,7 @@ def test_the_simulated_user_speaks_after_the_fixed_turns_until_done(
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
     page = simulated.root / "report.html"
     run = str(simulated.runs()[-1])
-    html = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "report", run, "--html", str(page)],
-        capture_output=True,
-        check=False,
-    )
+    html = simulated.sounding("report", run, "--html", str(page))
     assert html.returncode == 0, html.stderr
     text = page.read_text()
     assert text.count("user (simulated)") == 1
@@ -209,23 +203,11 @@ def test_review_shows_apart_the_failures_the_simulated_user_caused(
     _turn(llm_server, "Bye.", done=True)
     assert simulated.run().returncode == 1
     run = str(simulated.runs()[-1])
-    shown = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "review", run, "--simulator"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    shown = simulated.sounding("review", run, "--simulator")
     assert shown.returncode == 0, shown.stderr
     assert "1 trial with a simulated user failed, 1 of them flagged" in shown.stdout
     assert "turn 2 revealed: said 'XYZ999'" in shown.stdout
-    document = json.loads(
-        subprocess.run(
-            [sys.executable, "-m", "sounding.cli", "review", run, "--simulator", "--json"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    )
+    document = json.loads(simulated.sounding("review", run, "--simulator", "--json").stdout)
     (trial,) = document["trials"]
     assert document["schema"] == "sounding.review/1" and trial["verdict"] == "fail"
     assert {f["kind"] for f in trial["flags"]} == {"revealed", "withheld"}

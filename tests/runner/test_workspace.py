@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -150,12 +149,7 @@ def test_a_trial_keeps_only_what_its_agent_touched_and_rescoring_sees_it_whole(
     assert len(list((run / "origins/1/notes").iterdir())) == 50
     # the suite's fixture changes later: re-scoring still reads the run's own copy
     (suite.root / "fixtures/notes/notes/n01.txt").write_text("rewritten\n")
-    rescored = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "score", str(run)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    rescored = suite.sounding("score", str(run))
     assert rescored.returncode == 0, rescored.stdout + rescored.stderr
     assert "re-scored 2 trials: 0 verdicts changed" in rescored.stdout
 
@@ -345,12 +339,7 @@ def test_a_given_file_is_never_written_through_a_link_of_the_fixture(
         "workspace: {fixture: fixtures/repo, given: {tests/probe.txt: fixtures/probe.txt}}\n"
         "scenarios:\n  - {id: s, user: go}\n",
     )
-    checked = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "validate", str(suite.root)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    checked = suite.sounding("validate", str(suite.root))
     assert checked.returncode == 2, checked.stdout + checked.stderr
     assert 'link.yaml:1: workspace.given["tests/probe.txt"]: workspace.given' in checked.stderr
     done = suite.run()

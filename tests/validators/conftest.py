@@ -24,6 +24,7 @@ class Bench:
     """A suite folder: case files, executable validators, trial folders, the real CLI."""
 
     root: Path
+    cli: Any  # the `sounding` fixture: the command line, run in this process
 
     def write(self, relative: str, text: str) -> Path:
         path = self.root / relative
@@ -95,14 +96,7 @@ class Bench:
     def sounding(
         self, *args: str, env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "sounding.cli", *args],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            env=env,
-        )
+        return self.cli(*args, env=env)
 
     def run(
         self, *args: str, env: dict[str, str] | None = None
@@ -139,7 +133,7 @@ class Bench:
 
 
 @pytest.fixture
-def bench(tmp_path: Path) -> Bench:
+def bench(tmp_path: Path, sounding: Any) -> Bench:
     root = tmp_path / "suite"
     root.mkdir()
-    return Bench(root)
+    return Bench(root, sounding)

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from sounding.record import RunRecord
 from sounding.validators import ContextDocument, Reference
@@ -87,16 +88,10 @@ def test_out_of_scope_work_is_named_and_no_test_command_is_unjudged(tmp_path: Pa
     }
 
 
-def test_the_example_suite_runs_and_its_scope_gate_holds(tmp_path: Path) -> None:
+def test_the_example_suite_runs_and_its_scope_gate_holds(tmp_path: Path, sounding: Any) -> None:
     suite = tmp_path / "validators"
     shutil.copytree(EXAMPLE, suite, ignore=shutil.ignore_patterns("results", ".sounding"))
-    done = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "run", str(suite)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = sounding("run", str(suite))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "FLAKY counter/fix-the-counter  2/3" in done.stdout
     assert "metric 'in_scope' is false: also touched README.md" in done.stdout

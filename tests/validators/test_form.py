@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -38,7 +37,7 @@ AGENT = "import sys; print('answer to: ' + sys.stdin.read().strip())"
 
 
 @pytest.fixture(scope="module")
-def stored_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def stored_run(tmp_path_factory: pytest.TempPathFactory, sounding: Any) -> Path:
     """One real run, made once: each test gets its own copy of the results folder."""
     root = tmp_path_factory.mktemp("form") / "suite"
     (root / "cases").mkdir(parents=True)
@@ -46,13 +45,7 @@ def stored_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = f'[agent]\ncommand = ["{sys.executable}", "{{suite}}/agent.py"]\n{CELLS}'
     (root / "sounding.toml").write_text(config)
     (root / "cases/talk.yaml").write_text(CASE)
-    done = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "run", str(root)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = sounding("run", str(root))
     assert done.returncode == 0, done.stdout + done.stderr
     (run,) = (root / "results").iterdir()
     return run

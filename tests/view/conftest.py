@@ -18,6 +18,7 @@ import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,28 +78,22 @@ def make_suite(root: Path) -> Path:
     return root
 
 
-def run_suite(suite: Path) -> Path:
+def run_suite(suite: Path, sounding: Any) -> Path:
     """Run the real `sounding run`; the folder of the run it made."""
     before = set((suite / "results").glob("*")) if (suite / "results").is_dir() else set()
-    done = subprocess.run(
-        [sys.executable, "-m", "sounding.cli", "run", str(suite), "--parallel", "3"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = sounding("run", str(suite), "--parallel", "3")
     assert done.returncode == 1, done.stdout + done.stderr  # a flaky and a failing scenario
     (run,) = set((suite / "results").glob("*")) - before
     return run
 
 
 @pytest.fixture(scope="session")
-def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def results(tmp_path_factory: pytest.TempPathFactory, sounding: Any) -> Path:
     """A results folder with a finished run of the suite twice: `base` and `cand` (one real
     run, copied: what a comparison shows does not need two)."""
     suite = make_suite(tmp_path_factory.mktemp("view") / "suite")
     folder = tmp_path_factory.mktemp("view-results")
-    run = run_suite(suite)
+    run = run_suite(suite, sounding)
     for name in ("base", "cand"):
         shutil.copytree(run, folder / name)
     return folder

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -166,12 +164,11 @@ def test_a_run_in_progress_grows_and_nothing_is_written(
 
 
 def test_an_adaptive_run_says_how_it_stopped_its_scenarios(
-    viewer: Viewer, fresh_suite: Path
+    viewer: Viewer, fresh_suite: Path, sounding: Any
 ) -> None:
     suite = fresh_suite
-    argv = [sys.executable, "-m", "sounding.cli", "run", str(suite), "--parallel", "2"]
-    argv += ["--until-decided", "--min-rate", "0.5", "--max-trials", "6"]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    adaptive = ("--until-decided", "--min-rate", "0.5", "--max-trials", "6")
+    done = sounding("run", str(suite), "--parallel", "2", *adaptive)
     assert done.returncode == 1, done.stdout + done.stderr  # a flaky and a failing scenario
     (run,) = (suite / "results").iterdir()
     shutil.copytree(run, viewer.folder / "adaptive")
