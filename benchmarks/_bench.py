@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -194,6 +195,13 @@ def per_second(count: int, seconds: float, what: str) -> str:
     """`6,250 records/s (0.05 s)`."""
     rate = f"{count / seconds:,.0f}" if seconds > 0 else "n/a"
     return f"{rate} {what}/s ({seconds:.2f} s)"
+
+
+def paired_ratio(ours: Sequence[float], floor: Sequence[float]) -> float:
+    """The median of the ratios of runs taken in turn (ours[i] / floor[i]). The ratio of the
+    two best times would set a floor run from a fast moment against a run of sounding from a
+    slow one: this machine's speed drifts within seconds."""
+    return statistics.median(a / b for a, b in zip(ours, floor, strict=True))
 
 
 def grew(small_mb: float, large_mb: float) -> str:

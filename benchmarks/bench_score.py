@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ from _bench import (
     flat,
     grew,
     heading,
+    paired_ratio,
     per_second,
     python_child,
     target,
@@ -235,14 +235,6 @@ def measure(folder: Path, drivers: tuple[str, ...], limit: int, repeat: int) -> 
     return timed
 
 
-def paired_ratio(ours: Timed, floor: Timed) -> float:
-    """The median of the ratios of runs taken in turn. The ratio of the two best times
-    would set a floor run from a fast moment against a run of sounding from a slow one:
-    this machine's speed drifts within seconds."""
-    pairs = zip(ours.runs, floor.runs, strict=True)
-    return statistics.median(run["seconds"] / plain["seconds"] for run, plain in pairs)
-
-
 def benchmark(records: int, repeat: int, keep: bool) -> int:
     quarter = max(records // 4, 1)
     heading(f"bench_score: {records} records x {TOOL_CALLS} tool calls, 10 checks")
@@ -262,7 +254,7 @@ def benchmark(records: int, repeat: int, keep: bool) -> int:
     figure(f"sounding (best of {repeat})", per_second(records, ours.best["seconds"], "records"))
     figure("floor: json + hand checks", per_second(records, floor.best["seconds"], "records"))
     figure("ratio of the best times", f"{ours.best['seconds'] / floor.best['seconds']:.2f}")
-    ratio = paired_ratio(ours, floor)
+    ratio = paired_ratio([r["seconds"] for r in ours.runs], [r["seconds"] for r in floor.runs])
     target("time ratio sounding / floor", ratio <= RATIO_TARGET, f"{ratio:.2f} (target <= 3)")
     figure("floor peak memory", f"{floor.peak_mb:.1f} MB")
     target(
