@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,9 +40,12 @@ class SuiteDir:
         self.write(f"{module}.py", body)
         self.write("sounding.toml", f'[agent]\ncallable = "{module}:answer"\n')
 
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        """`sounding run` of the suite, in this process."""
-        return self.sounding("run", str(self.root), *args)
+    def run(
+        self, *args: str, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """`sounding run` of the suite, in this process; `env`, when given, is the whole
+        environment."""
+        return self.sounding("run", str(self.root), *args, env=env)
 
     def audit(self, *args: str) -> subprocess.CompletedProcess[str]:
         """`sounding audit` of the suite, in this process."""

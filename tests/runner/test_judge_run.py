@@ -28,7 +28,7 @@ def _judge_config(url: str, **extra: str) -> str:
 
 
 def _run(suite: Any, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return suite.sounding("run", str(suite.root), env={**os.environ, **env})
+    return suite.run(env={**os.environ, **env})
 
 
 PRICED = '\n[prices."m"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n'
@@ -121,7 +121,7 @@ def test_a_missing_key_is_refused_before_any_trial(suite: Any, llm_server: Any) 
     suite.agent("print('x')", extra_config=_judge_config("http://judge.example"))
     suite.write("cases/note.yaml", CASE)
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    done = suite.sounding("run", str(suite.root), env=env)
+    done = suite.run(env=env)
     assert done.returncode == 2
     assert "OPENAI_API_KEY" in done.stderr
     assert not (suite.root / "results").exists()

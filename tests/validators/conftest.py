@@ -24,7 +24,7 @@ class Bench:
     """A suite folder: case files, executable validators, trial folders, the real CLI."""
 
     root: Path
-    cli: Any  # the `sounding` fixture: the command line, run in this process
+    sounding: Any  # the `sounding` fixture: `sounding(*args, env=...)`, in this process
 
     def write(self, relative: str, text: str) -> Path:
         path = self.root / relative
@@ -92,11 +92,6 @@ class Bench:
             "sounding.toml",
             f'[agent]\ncommand = ["{sys.executable}", "{{suite}}/agent.py"]\n{extra_config}',
         )
-
-    def sounding(
-        self, *args: str, env: dict[str, str] | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        return self.cli(*args, env=env)
 
     def run(
         self, *args: str, env: dict[str, str] | None = None
